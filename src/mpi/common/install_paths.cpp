@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "install_paths.hpp"
+
+#include <cstdlib>
+#include <system_error>
+
+namespace hashi {
+
+InstallPaths install_paths_at(const std::filesystem::path& prefix)
+{
+    InstallPaths p;
+    p.prefix = prefix;
+    p.bindir = prefix / "bin";
+    p.libdir = prefix / "lib";
+    p.includedir = prefix / "include";
+    p.pkgdatadir = prefix / "share" / "hashi";
+    p.providerdir = prefix / "lib" / "hashi" / "fi";
+    return p;
+}
+
+InstallPaths install_paths()
+{
+    if (const char* env = std::getenv("HASHI_PREFIX"); env != nullptr && *env != '\0') {
+        return install_paths_at(env);
+    }
+    std::error_code ec;
+    // /proc/self/exe resolves symlinks (mpirun -> mpiexec, mpif90 -> mpifort),
+    // which is what we want: the real binary sits in <prefix>/bin.
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) {
+        return install_paths_at("/usr/local");
+    }
+    return install_paths_at(exe.parent_path().parent_path());
+}
+
+} // namespace hashi

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// hashi-info: what this Hashi install is made of and what it can use, in
+// the spirit of mpichversion and ompi_info. Versions are asked of the
+// libraries themselves at run time, not copied from build time.
+#include "../common/install_paths.hpp"
+#include "config.h"
+
+#include <hwloc.h>
+#include <mpi.h>
+#include <rdma/fabric.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string read_file(const std::filesystem::path& p)
+{
+    std::ifstream in(p);
+    if (!in) {
+        return {};
+    }
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string first_line(const std::string& text)
+{
+    return text.substr(0, text.find('\n'));
+}
+
+std::string mpich_base_version()
+{
+    std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> buf {};
+    int len = 0;
+    // Allowed before MPI_Init, so hashi-info needs no job around it.
+    MPI_Get_library_version(buf.data(), &len);
+    // First line reads "MPICH Version:<tab>4.0.2".
+    auto line = first_line(std::string(buf.data(), static_cast<size_t>(len)));
+    auto colon = line.find(':');
+    auto version = colon == std::string::npos ? line : line.substr(colon + 1);
+    version.erase(0, version.find_first_not_of(" \t"));
+    return version;
+}
+
+std::string version_string(uint32_t v)
+{
+    return std::to_string(FI_MAJOR(v)) + "." + std::to_string(FI_MINOR(v));
+}
+
+// Providers libfabric can offer RDM endpoints from, with Hashi's provider
+// directory on the search path as mpiexec sets it.
+std::vector<std::string> providers()
+{
+    fi_info* hints = fi_allocinfo();
+    hints->ep_attr->type = FI_EP_RDM;
+    fi_info* list = nullptr;
+    std::set<std::string> names;
+    if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &list) == 0) {
+        for (fi_info* i = list; i != nullptr; i = i->next) {
+            names.insert(i->fabric_attr->prov_name);
+        }
+        fi_freeinfo(list);
+    }
+    fi_freeinfo(hints);
+    return {names.begin(), names.end()};
+}
+
+std::string kernel_module_status()
+{
+    std::error_code ec;
+    if (std::filesystem::exists("/sys/module/o2g", ec)) {
+        auto v = first_line(read_file("/sys/module/o2g/version"));
+        return "o2g loaded" + (v.empty() ? std::string() : " (version " + v + ")") +
+            (std::filesystem::exists("/dev/o2g", ec) ? ", /dev/o2g present" : ", /dev/o2g missing");
+    }
+    return "o2g not loaded (the user-space receive path is used)";
+}
+
+void usage(std::ostream& out)
+{
+    out << "Usage: hashi-info [--all | --version | --providers | --configure | --help]\n"
+           "  (no option)   summary: versions, prefix, providers, kernel module\n"
+           "  --all         also the configure flags of Hashi and of the MPICH base\n"
+           "  --version     Hashi's version only\n"
+           "  --providers   libfabric providers with RDM endpoints, one per line\n"
+           "  --configure   configure flags of Hashi and of the MPICH base\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bool all = false;
+    bool only_version = false;
+    bool only_providers = false;
+    bool only_configure = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--all" || a == "-a") {
+            all = true;
+        } else if (a == "--version" || a == "-version") {
+            only_version = true;
+        } else if (a == "--providers") {
+            only_providers = true;
+        } else if (a == "--configure") {
+            only_configure = true;
+        } else if (a == "--help" || a == "-h") {
+            usage(std::cout);
+            return 0;
+        } else {
+            std::cerr << "hashi-info: unknown option '" << a << "'\n";
+            usage(std::cerr);
+            return 2;
+        }
+    }
+    if (only_version) {
+        std::cout << PACKAGE_VERSION << "\n";
+        return 0;
+    }
+
+    auto paths = hashi::install_paths();
+    // As mpiexec does, so the providers listed are those a job can use.
+    std::string provider_path = paths.providerdir.string();
+    if (const char* old = std::getenv("FI_PROVIDER_PATH"); old != nullptr && *old != '\0') {
+        provider_path += ":" + std::string(old);
+    }
+    ::setenv("FI_PROVIDER_PATH", provider_path.c_str(), 1);
+
+    if (only_providers) {
+        for (const auto& p : providers()) {
+            std::cout << p << "\n";
+        }
+        return 0;
+    }
+    auto mpich_flags = read_file(paths.pkgdatadir / "mpich-configure-flags");
+    auto print_configure = [&] {
+        std::cout << "Hashi configure:      " << HASHI_CONFIGURE_ARGS << "\n";
+        std::cout << "MPICH base configure:";
+        std::istringstream lines(mpich_flags);
+        std::string l;
+        while (std::getline(lines, l)) {
+            std::cout << " " << l;
+        }
+        std::cout << "\n";
+    };
+    if (only_configure) {
+        print_configure();
+        return 0;
+    }
+
+    std::cout << "Hashi MPI:            " << PACKAGE_VERSION << "\n";
+    std::cout << "Prefix:               " << paths.prefix.string() << "\n";
+    auto debian_version = first_line(read_file(paths.pkgdatadir / "mpich-version"));
+    std::cout << "MPICH base:           " << mpich_base_version() << " (ch4:ofi, from Debian's mpich source package"
+              << (debian_version.empty() ? std::string() : " " + debian_version) << ")\n";
+    std::cout << "MPI standard:         ";
+    int major = 0;
+    int minor = 0;
+    MPI_Get_version(&major, &minor);
+    std::cout << major << "." << minor << "\n";
+    std::cout << "libfabric:            " << version_string(fi_version()) << " (API, run time), " << FI_MAJOR_VERSION
+              << "." << FI_MINOR_VERSION << " (built against)\n";
+    unsigned hv = hwloc_get_api_version();
+    std::cout << "hwloc:                API " << (hv >> 16) << "." << ((hv >> 8) & 0xff) << "." << (hv & 0xff)
+              << " (run time)\n";
+    std::cout << "Compilers:            mpicc -> " << HASHI_WRAPPER_CC << ", mpicxx -> " << HASHI_WRAPPER_CXX
+              << ", mpifort -> " << HASHI_WRAPPER_FC << "\n";
+    std::cout << "Default provider:     " << HASHI_DEFAULT_PROVIDER
+              << " (mpiexec -provider NAME or HASHI_PROVIDER to change)\n";
+    std::cout << "Provider directory:   " << paths.providerdir.string() << "\n";
+    std::cout << "Providers (RDM):     ";
+    for (const auto& p : providers()) {
+        std::cout << " " << p;
+    }
+    std::cout << "\n";
+    std::cout << "Kernel module:        " << kernel_module_status() << "\n";
+    if (all) {
+        print_configure();
+    }
+    return 0;
+}

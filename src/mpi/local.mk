@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# src/mpi: the distribution itself. The MPICH base, mpiexec, the compiler
+# wrappers and hashi-info.
+
+## The MPICH base ###########################################################
+# build-mpich builds (or finds in the cache) MPICH from Debian's source
+# package and points $(MPICH_LINK) at the cache entry.
+MPICH_LINK = $(abs_top_builddir)/mpich
+MPICH_BASE = $(MPICH_LINK)/install
+MPICH_STAMP = $(MPICH_BASE)/.hashi-complete
+MPICH_JOBS = `nproc 2>/dev/null || echo 2`
+BUILT_SOURCES = $(MPICH_STAMP)
+EXTRA_DIST += src/mpi/build-mpich src/mpi/mpich-source.txt src/mpi/mpich-configure-flags.txt
+
+$(MPICH_STAMP): $(top_srcdir)/src/mpi/mpich-source.txt $(top_srcdir)/src/mpi/mpich-configure-flags.txt
+	$(AM_V_GEN)$(top_srcdir)/src/mpi/build-mpich --cache "$(MPICH_CACHE)" --link "$(MPICH_LINK)" --jobs $(MPICH_JOBS)
+
+MPICH_CPPFLAGS = -I$(MPICH_BASE)/include
+MPICH_LIBS = -L$(MPICH_BASE)/lib -lmpi
+# Our installed programs find libmpi next to themselves, wherever the tree is.
+RELOCATABLE_RPATH = -Wl,-rpath,'$$ORIGIN/../lib' -Wl,--enable-new-dtags
+
+# Installs the base's libraries, headers and man pages into Hashi's prefix.
+# The libraries' RUNPATH is pointed at their own directory so nothing
+# refers back to the build cache.
+install-mpich-base:
+	$(MKDIR_P) "$(DESTDIR)$(libdir)" "$(DESTDIR)$(includedir)" "$(DESTDIR)$(pkgdatadir)" "$(DESTDIR)$(mandir)"
+	cd "$(MPICH_BASE)/lib" && for f in lib*.so*; do \
+	  rm -f "$(DESTDIR)$(libdir)/$$f"; cp -P "$$f" "$(DESTDIR)$(libdir)/$$f" || exit 1; \
+	  if test ! -L "$$f"; then $(PATCHELF) --set-rpath '$$ORIGIN' "$(DESTDIR)$(libdir)/$$f" || exit 1; fi; \
+	done
+	cp -R "$(MPICH_BASE)/include/." "$(DESTDIR)$(includedir)/"
+	if test -d "$(MPICH_BASE)/share/man"; then cp -R "$(MPICH_BASE)/share/man/." "$(DESTDIR)$(mandir)/"; fi
+	$(INSTALL_DATA) "$(MPICH_BASE)/.hashi-configure-flags" "$(DESTDIR)$(pkgdatadir)/mpich-configure-flags"
+	$(INSTALL_DATA) "$(MPICH_BASE)/.hashi-mpich-version" "$(DESTDIR)$(pkgdatadir)/mpich-version"
+
+uninstall-mpich-base:
+	cd "$(MPICH_BASE)/lib" && for f in lib*.so*; do rm -f "$(DESTDIR)$(libdir)/$$f"; done
+	cd "$(MPICH_BASE)/include" && for f in *; do rm -f "$(DESTDIR)$(includedir)/$$f"; done
+	rm -f "$(DESTDIR)$(pkgdatadir)/mpich-configure-flags" "$(DESTDIR)$(pkgdatadir)/mpich-version"
+
+## Shared code ##############################################################
+noinst_LIBRARIES += libhashi_common.a libhashi_mpiexec.a
+libhashi_common_a_SOURCES = \
+	src/mpi/common/install_paths.cpp src/mpi/common/install_paths.hpp \
+	src/mpi/common/unique_fd.hpp
+
+libhashi_mpiexec_a_SOURCES = \
+	src/mpi/mpiexec/hostfile.cpp src/mpi/mpiexec/hostfile.hpp \
+	src/mpi/mpiexec/options.cpp src/mpi/mpiexec/options.hpp \
+	src/mpi/mpiexec/placement.cpp src/mpi/mpiexec/placement.hpp \
+	src/mpi/mpiexec/pmi_wire.cpp src/mpi/mpiexec/pmi_wire.hpp \
+	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
+	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
+	src/mpi/mpiexec/output_forwarder.cpp src/mpi/mpiexec/output_forwarder.hpp \
+	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
+
+## mpiexec / mpirun #########################################################
+bin_PROGRAMS += mpiexec
+mpiexec_SOURCES = src/mpi/mpiexec/main.cpp
+mpiexec_LDADD = libhashi_mpiexec.a libhashi_common.a
+
+## Compiler wrappers ########################################################
+# One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).
+noinst_LIBRARIES += libhashi_wrapper.a
+libhashi_wrapper_a_SOURCES = \
+	src/mpi/wrappers/wrapper_args.cpp src/mpi/wrappers/wrapper_args.hpp
+bin_PROGRAMS += mpicc
+mpicc_SOURCES = src/mpi/wrappers/compiler_wrapper.cpp
+mpicc_LDADD = libhashi_wrapper.a libhashi_common.a
+WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
+
+## hashi-info ###############################################################
+bin_PROGRAMS += hashi-info
+hashi_info_SOURCES = src/mpi/info/hashi_info.cpp
+hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
+hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)
+hashi_info_LDFLAGS = $(RELOCATABLE_RPATH)
+EXTRA_hashi_info_DEPENDENCIES = $(MPICH_STAMP)
+
+install-exec-hook:
+	cd "$(DESTDIR)$(bindir)" && for w in $(WRAPPER_ALIASES); do rm -f $$w; $(LN_S) mpicc $$w; done
+	cd "$(DESTDIR)$(bindir)" && rm -f mpirun && $(LN_S) mpiexec mpirun
+	$(MKDIR_P) "$(DESTDIR)$(libdir)/hashi/fi"
+
+install-data-local: install-mpich-base
+uninstall-local: uninstall-mpich-base
+	cd "$(DESTDIR)$(bindir)" && rm -f $(WRAPPER_ALIASES) mpirun

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "job.hpp"
+
+#include "launcher.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+extern char** environ;
+
+namespace hashi::mpiexec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long the killed processes get between SIGTERM and SIGKILL.
+constexpr auto kill_grace = std::chrono::seconds(3);
+// After the last process exits, how long we wait for output still in flight
+// (a grandchild may hold a pipe open forever).
+constexpr auto drain_grace = std::chrono::seconds(2);
+// The fd number MPICH's PMI client finds in PMI_FD.
+constexpr int child_pmi_fd = 3;
+
+const std::array forwarded_signals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+[[noreturn]] void child_fail(int status_fd, int err)
+{
+    // Tells the parent why exec failed; it prints the message.
+    (void)!::write(status_fd, &err, sizeof err);
+    _exit(127);
+}
+
+std::string signal_name(int sig)
+{
+    const char* abbrev = sigabbrev_np(sig);
+    const char* desc = sigdescr_np(sig);
+    std::string s = "signal " + std::to_string(sig);
+    if (abbrev != nullptr) {
+        s += " (SIG" + std::string(abbrev);
+        if (desc != nullptr) {
+            s += ", " + std::string(desc);
+        }
+        s += ")";
+    }
+    return s;
+}
+
+std::vector<EnvVar> current_environment()
+{
+    std::vector<EnvVar> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string_view kv(*e);
+        auto eq = kv.find('=');
+        if (eq != std::string_view::npos && eq > 0) {
+            env.emplace_back(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+        }
+    }
+    return env;
+}
+
+// Finds `prog` as execvp would; empty if it is not there.
+std::string find_program(const std::string& prog, const std::string& wdir)
+{
+    namespace fs = std::filesystem;
+    auto executable = [](const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); };
+    if (prog.find('/') != std::string::npos) {
+        fs::path p = prog;
+        if (p.is_relative()) {
+            p = fs::path(wdir) / p;
+        }
+        return executable(p) ? p.string() : std::string();
+    }
+    const char* path = std::getenv("PATH");
+    std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t pos = 0;
+    while (pos <= dirs.size()) {
+        auto colon = dirs.find(':', pos);
+        auto dir = dirs.substr(pos, colon == std::string_view::npos ? std::string_view::npos : colon - pos);
+        fs::path p = fs::path(dir.empty() ? "." : std::string(dir)) / prog;
+        if (executable(p)) {
+            return p.string();
+        }
+        if (colon == std::string_view::npos) {
+            break;
+        }
+        pos = colon + 1;
+    }
+    return {};
+}
+
+std::string local_host_name()
+{
+    std::array<char, 256> buf {};
+    if (::gethostname(buf.data(), buf.size() - 1) != 0) {
+        return "localhost";
+    }
+    return buf.data();
+}
+
+} // namespace
+
+Job::Job(Options opt, std::vector<EnvVar> job_vars)
+    : opt_(std::move(opt)), job_vars_(std::move(job_vars)), inherited_env_(current_environment())
+{
+}
+
+Job::~Job()
+{
+    // A Job destroyed early (exception) must not leave processes behind.
+    if (!all_exited()) {
+        kill_all(SIGKILL);
+        reap_children();
+    }
+}
+
+std::string Job::describe(const Process& p) const
+{
+    return "rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + " on " + p.host + ")";
+}
+
+int Job::live_count() const
+{
+    return static_cast<int>(
+        std::count_if(procs_.begin(), procs_.end(), [](const Process& p) { return p.pid > 0 && !p.exited; }));
+}
+
+bool Job::all_exited() const
+{
+    return live_count() == 0;
+}
+
+void Job::fail(int exit_status, const std::string& message, int culprit)
+{
+    if (status_) {
+        return;
+    }
+    status_ = exit_status;
+    // The culprit may still be alive (an MPI_Abort caller waits for us).
+    int others = live_count();
+    if (culprit >= 0 && procs_[culprit].pid > 0 && !procs_[culprit].exited) {
+        --others;
+    }
+    std::cerr << "mpiexec: " << message;
+    if (others > 0) {
+        std::cerr << "; killing the other " << others << (others == 1 ? " rank" : " ranks");
+    }
+    std::cerr << std::endl;
+    kill_all(SIGTERM);
+}
+
+void Job::kill_all(int sig)
+{
+    for (auto& p : procs_) {
+        if (p.pid > 0 && !p.exited) {
+            // Each process leads its own group, so helpers it started
+            // (and a launcher's children) get the signal too.
+            if (::kill(-p.pid, sig) != 0) {
+                ::kill(p.pid, sig);
+            }
+        }
+    }
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+        if (!killing_) {
+            killing_ = true;
+            kill_deadline_ = Clock::now() + kill_grace;
+        }
+    }
+}
+
+void Job::start_all()
+{
+    int nranks = opt_.total_procs();
+    std::string local = local_host_name();
+    placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
+
+    PmiJobInfo info;
+    info.size = nranks;
+    int slots = 0;
+    for (const auto& h : opt_.hosts) {
+        slots += h.slots;
+    }
+    info.universe_size = std::max(nranks, slots);
+    info.kvsname = "hashi_" + std::to_string(::getpid()) + "_0";
+    info.process_mapping = process_mapping(placement_.node_of_rank);
+    if (info.process_mapping.size() > pmi::vallen_max) {
+        std::cerr << "mpiexec: warning: the process mapping is too long for PMI (" << info.process_mapping.size()
+                  << " bytes); MPICH will guess node locality from host names" << std::endl;
+        info.process_mapping.clear();
+    }
+    for (size_t a = 0; a < opt_.apps.size(); ++a) {
+        for (int i = 0; i < opt_.apps[a].nprocs; ++i) {
+            info.appnum.push_back(static_cast<int>(a));
+        }
+    }
+    pmi_ = std::make_unique<PmiServer>(info);
+    procs_.resize(nranks);
+    pmi_of_rank_.assign(nranks, nullptr);
+
+    if (opt_.launcher == LauncherKind::ssh) {
+        // Processes started over ssh cannot inherit a socket: they connect
+        // back to this port (PMI_PORT) and say who they are (PMI_ID).
+        pmi_listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in addr {};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        socklen_t len = sizeof addr;
+        if (!pmi_listener_ || ::bind(pmi_listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::listen(pmi_listener_.get(), 1024) != 0 ||
+            ::getsockname(pmi_listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+            throw std::runtime_error(
+                std::string("cannot open the PMI port for ssh-launched processes: ") + std::strerror(errno));
+        }
+        const char* host = std::getenv("HASHI_PMI_HOST");
+        pmi_port_ =
+            (host != nullptr && *host != '\0' ? std::string(host) : local) + ":" + std::to_string(ntohs(addr.sin_port));
+    }
+
+    int rank = 0;
+    for (size_t a = 0; a < opt_.apps.size(); ++a) {
+        for (int i = 0; i < opt_.apps[a].nprocs; ++i) {
+            start_one(rank++, opt_.apps[a], static_cast<int>(a));
+            if (status_) {
+                return; // a start failed; fail() has killed what was started
+            }
+        }
+    }
+}
+
+void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
+{
+    Process& p = procs_[rank];
+    p.rank = rank;
+    p.host = placement_.node_names[placement_.node_of_rank[rank]];
+    int node = placement_.node_of_rank[rank];
+    int local_rank = 0;
+    int local_size = 0;
+    for (int r = 0; r < static_cast<int>(placement_.node_of_rank.size()); ++r) {
+        if (placement_.node_of_rank[r] == node) {
+            if (r < rank) {
+                ++local_rank;
+            }
+            ++local_size;
+        }
+    }
+    std::string wdir = app.wdir.value_or(opt_.gwdir.value_or(std::filesystem::current_path().string()));
+
+    const bool remote = opt_.launcher == LauncherKind::ssh;
+    std::vector<EnvVar> pmi_vars = {
+        {"PMI_RANK", std::to_string(rank)}, {"PMI_SIZE", std::to_string(opt_.total_procs())}};
+    if (remote) {
+        pmi_vars.emplace_back("PMI_PORT", pmi_port_);
+        pmi_vars.emplace_back("PMI_ID", std::to_string(rank));
+    } else {
+        pmi_vars.emplace_back("PMI_FD", std::to_string(child_pmi_fd));
+    }
+    std::vector<EnvVar> per_rank = job_vars_;
+    per_rank.emplace_back("MPI_LOCALRANKID", std::to_string(local_rank));
+    per_rank.emplace_back("MPI_LOCALNRANKS", std::to_string(local_size));
+    per_rank.emplace_back("HASHI_NODE_NAME", p.host);
+    auto env = process_environment(opt_, app, inherited_env_, per_rank, pmi_vars);
+
+    if (opt_.launcher != LauncherKind::ssh && find_program(app.argv[0], wdir).empty()) {
+        fail(127,
+            "program '" + app.argv[0] + "' not found or not executable" +
+                (app.argv[0].find('/') == std::string::npos ? " (searched PATH)" : "") + "; nothing was started");
+        return;
+    }
+
+    std::vector<EnvVar> remote_env;
+    if (remote) {
+        // Over ssh only what we set explicitly travels; the rest of the
+        // remote environment is the remote login's.
+        for (const auto& kv : env) {
+            bool ours =
+                std::any_of(per_rank.begin(), per_rank.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
+                std::any_of(pmi_vars.begin(), pmi_vars.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
+                std::any_of(opt_.genv.begin(), opt_.genv.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
+                std::any_of(app.env.begin(), app.env.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
+                (opt_.env_policy == EnvPolicy::list &&
+                    std::find(opt_.env_list.begin(), opt_.env_list.end(), kv.first) != opt_.env_list.end());
+            if (ours) {
+                remote_env.push_back(kv);
+            }
+        }
+    }
+    auto argv = launch_argv(opt_, {p.host, rank}, app.argv, remote_env, wdir);
+    if (opt_.verbose) {
+        std::string line = "mpiexec: rank " + std::to_string(rank) + " on " + p.host + ":";
+        for (const auto& a : argv) {
+            line += " " + shell_quote(a);
+        }
+        std::cerr << line << std::endl;
+    }
+
+    int out_pipe[2];
+    int err_pipe[2];
+    int in_pipe[2] = {-1, -1};
+    int status_pipe[2];
+    int pmi_pair[2] = {-1, -1};
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
+        ::pipe2(status_pipe, O_CLOEXEC) != 0 || (rank == 0 && ::pipe2(in_pipe, O_CLOEXEC) != 0) ||
+        (!remote && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pmi_pair) != 0)) {
+        fail(1,
+            std::string("cannot create pipes for rank ") + std::to_string(rank) + ": " + std::strerror(errno) +
+                " (too many processes for the open-file limit? see ulimit -n)");
+        return;
+    }
+
+    // Everything the child needs is prepared before fork: after it only
+    // async-signal-safe calls are allowed.
+    std::vector<char*> cargv;
+    for (auto& a : argv) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    std::vector<std::string> envstr;
+    envstr.reserve(env.size());
+    for (const auto& [k, v] : env) {
+        envstr.push_back(k + "=" + v);
+    }
+    std::vector<char*> cenv;
+    for (auto& e : envstr) {
+        cenv.push_back(e.data());
+    }
+    cenv.push_back(nullptr);
+    std::string resolved = opt_.launcher == LauncherKind::fork ? find_program(argv[0], wdir) : std::string();
+
+    sigset_t all;
+    sigfillset(&all);
+    sigset_t old;
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        // Child: default signal dispositions, original mask, own group.
+        for (int sig : forwarded_signals) {
+            ::signal(sig, SIG_DFL);
+        }
+        ::signal(SIGPIPE, SIG_DFL);
+        ::signal(SIGCHLD, SIG_DFL);
+        ::setpgid(0, 0);
+        int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (::dup2(rank == 0 ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
+            ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
+            child_fail(status_pipe[1], errno);
+        }
+        if (!remote) {
+            if (pmi_pair[1] == child_pmi_fd) {
+                ::fcntl(child_pmi_fd, F_SETFD, 0);
+            } else if (::dup2(pmi_pair[1], child_pmi_fd) < 0) {
+                child_fail(status_pipe[1], errno);
+            }
+        }
+        if (!remote && ::chdir(wdir.c_str()) != 0) {
+            child_fail(status_pipe[1], errno);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        if (!resolved.empty()) {
+            ::execve(resolved.c_str(), cargv.data(), cenv.data());
+        } else {
+            ::execvpe(cargv[0], cargv.data(), cenv.data());
+        }
+        child_fail(status_pipe[1], errno);
+    }
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    ::close(status_pipe[1]);
+    if (in_pipe[0] >= 0) {
+        ::close(in_pipe[0]);
+    }
+    if (pmi_pair[1] >= 0) {
+        ::close(pmi_pair[1]);
+    }
+    if (pid < 0) {
+        ::close(out_pipe[0]);
+        ::close(err_pipe[0]);
+        ::close(status_pipe[0]);
+        if (in_pipe[1] >= 0) {
+            ::close(in_pipe[1]);
+        }
+        if (pmi_pair[0] >= 0) {
+            ::close(pmi_pair[0]);
+        }
+        fail(1, "cannot fork rank " + std::to_string(rank) + ": " + std::strerror(fork_errno));
+        return;
+    }
+    // Also from the parent, so a kill(-pid) right after fork reaches it.
+    ::setpgid(pid, pid);
+    p.pid = pid;
+    p.stdout_fd.reset(out_pipe[0]);
+    p.stderr_fd.reset(err_pipe[0]);
+    p.out = std::make_unique<OutputForwarder>(STDOUT_FILENO, rank, opt_.prepend_rank);
+    p.err = std::make_unique<OutputForwarder>(STDERR_FILENO, rank, opt_.prepend_rank);
+    if (in_pipe[1] >= 0) {
+        p.stdin_fd.reset(in_pipe[1]);
+        ::fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
+        stdin_open_ = true;
+    }
+    if (pmi_pair[0] >= 0) {
+        auto c = std::make_unique<PmiConnection>();
+        c->fd.reset(pmi_pair[0]);
+        c->rank = rank;
+        pmi_of_rank_[rank] = c.get();
+        pmi_conns_.push_back(std::move(c));
+    }
+
+    // Exec status: EOF means exec succeeded (the pipe was close-on-exec).
+    int err = 0;
+    ssize_t n;
+    do {
+        n = ::read(status_pipe[0], &err, sizeof err);
+    } while (n < 0 && errno == EINTR);
+    ::close(status_pipe[0]);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+        std::string what = argv[0];
+        fail(127,
+            "cannot start rank " + std::to_string(rank) + ": '" + what + "': " + std::strerror(err) +
+                (err == ENOENT && opt_.launcher == LauncherKind::exec ? " (check -launcher-exec)" : ""));
+    }
+}
+
+void Job::send_pmi(int rank, const std::string& line)
+{
+    PmiConnection* c = rank >= 0 && rank < static_cast<int>(pmi_of_rank_.size()) ? pmi_of_rank_[rank] : nullptr;
+    if (c == nullptr || !c->fd) {
+        return; // the process is gone; its death is handled elsewhere
+    }
+    write_all(c->fd.get(), line);
+}
+
+void Job::close_pmi(PmiConnection& c)
+{
+    if (c.rank >= 0 && c.rank < static_cast<int>(pmi_of_rank_.size()) && pmi_of_rank_[c.rank] == &c) {
+        pmi_of_rank_[c.rank] = nullptr;
+    }
+    c.fd.reset();
+}
+
+void Job::on_pmi_line(PmiConnection& c, std::string_view line)
+{
+    if (c.rank < 0) {
+        // First line on a TCP connection: "cmd=initack pmiid=N".
+        std::string error;
+        auto msg = pmi::parse(line, error);
+        auto id = msg ? msg->get("pmiid") : std::nullopt;
+        int rank = -1;
+        if (msg && msg->cmd == "initack" && id) {
+            try {
+                rank = std::stoi(*id);
+            } catch (const std::exception&) {
+                rank = -1;
+            }
+        }
+        if (rank < 0 || rank >= static_cast<int>(procs_.size()) || pmi_of_rank_[rank] != nullptr) {
+            std::cerr << "mpiexec: closing a PMI connection that did not identify itself as a rank of this job"
+                      << std::endl;
+            close_pmi(c);
+            return;
+        }
+        c.rank = rank;
+        pmi_of_rank_[rank] = &c;
+        send_pmi(rank, pmi::format("initack"));
+        send_pmi(rank, pmi::format("set", {{"size", std::to_string(procs_.size())}}));
+        send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank)}}));
+        send_pmi(rank, pmi::format("set", {{"debug", "0"}}));
+        return;
+    }
+    auto result = pmi_->handle(c.rank, line);
+    for (const auto& r : result.replies) {
+        send_pmi(r.rank, r.line);
+    }
+    if (!result.error.empty()) {
+        int rank = c.rank;
+        close_pmi(c);
+        fail(1, describe(procs_[rank]) + " sent a bad PMI message (" + result.error + ")", rank);
+        return;
+    }
+    if (result.abort_code) {
+        fail(*result.abort_code,
+            describe(procs_[c.rank]) + " called MPI_Abort with exit code " + std::to_string(*result.abort_code),
+            c.rank);
+    }
+}
+
+void Job::on_pmi_readable(PmiConnection& c)
+{
+    std::array<char, 4096> buf {};
+    ssize_t n = ::read(c.fd.get(), buf.data(), buf.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
+        return;
+    }
+    if (n <= 0) {
+        close_pmi(c); // the process exited or closed PMI; its exit is reaped separately
+        return;
+    }
+    c.inbuf.append(buf.data(), static_cast<size_t>(n));
+    size_t start = 0;
+    for (size_t nl = c.inbuf.find('\n'); nl != std::string::npos && c.fd; nl = c.inbuf.find('\n', start)) {
+        std::string line = c.inbuf.substr(start, nl + 1 - start);
+        start = nl + 1;
+        on_pmi_line(c, line);
+    }
+    c.inbuf.erase(0, start);
+    if (c.fd && c.inbuf.size() > pmi::max_line) {
+        int rank = c.rank;
+        close_pmi(c);
+        if (rank >= 0) {
+            fail(1, describe(procs_[rank]) + " sent a PMI line longer than " + std::to_string(pmi::max_line) + " bytes",
+                rank);
+        }
+    }
+}
+
+void Job::accept_pmi_connection()
+{
+    int fd = ::accept4(pmi_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+        return;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<PmiConnection>();
+    c->fd.reset(fd);
+    pmi_conns_.push_back(std::move(c));
+}
+
+void Job::forward_stdin()
+{
+    Process& p0 = procs_[0];
+    if (stdin_buf_.empty()) {
+        std::array<char, 16384> buf {};
+        ssize_t n = ::read(STDIN_FILENO, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) {
+            return;
+        }
+        if (n <= 0) {
+            stdin_open_ = false;
+            p0.stdin_fd.reset(); // rank 0 sees EOF
+            return;
+        }
+        stdin_buf_.assign(buf.data(), static_cast<size_t>(n));
+    }
+    ssize_t w = ::write(p0.stdin_fd.get(), stdin_buf_.data(), stdin_buf_.size());
+    if (w > 0) {
+        stdin_buf_.erase(0, static_cast<size_t>(w));
+    } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+        // Rank 0 closed its stdin: stop forwarding, drop the rest.
+        stdin_open_ = false;
+        stdin_buf_.clear();
+        p0.stdin_fd.reset();
+    }
+}
+
+void Job::on_process_exit(Process& p)
+{
+    p.exited = true;
+    int st = p.wait_status;
+    if (killing_) {
+        return; // a consequence of a failure already reported, or of a user signal
+    }
+    if (WIFSIGNALED(st)) {
+        fail(128 + WTERMSIG(st), describe(p) + " was killed by " + signal_name(WTERMSIG(st)));
+    } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+        fail(WEXITSTATUS(st), describe(p) + " exited with status " + std::to_string(WEXITSTATUS(st)));
+    } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
+        fail(1, describe(p) + " exited without calling MPI_Finalize");
+    }
+}
+
+void Job::reap_children()
+{
+    for (;;) {
+        int st = 0;
+        pid_t pid = ::waitpid(-1, &st, WNOHANG);
+        if (pid <= 0) {
+            return;
+        }
+        for (auto& p : procs_) {
+            if (p.pid == pid && !p.exited) {
+                p.wait_status = st;
+                on_process_exit(p);
+                break;
+            }
+        }
+    }
+}
+
+void Job::handle_signals()
+{
+    signalfd_siginfo si {};
+    while (::read(signal_fd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        int sig = static_cast<int>(si.ssi_signo);
+        if (sig == SIGCHLD) {
+            reap_children();
+            continue;
+        }
+        if (sig == SIGUSR1 || sig == SIGUSR2) {
+            kill_all(sig);
+            continue;
+        }
+        // Interrupts: pass the first on; a second means "now".
+        ++user_signals_;
+        if (user_signals_ == 1) {
+            std::cerr << "mpiexec: got " << signal_name(sig) << ", passing it to all ranks" << std::endl;
+            if (!status_) {
+                status_ = 128 + sig;
+            }
+            killing_ = true;
+            kill_deadline_ = Clock::now() + kill_grace;
+            kill_all(sig);
+        } else {
+            std::cerr << "mpiexec: got " << signal_name(sig) << " again, killing all ranks" << std::endl;
+            kill_all(SIGKILL);
+        }
+    }
+}
+
+void Job::event_loop()
+{
+    if (opt_.timeout_seconds > 0) {
+        timeout_deadline_ = Clock::now() + std::chrono::seconds(opt_.timeout_seconds);
+    }
+    bool draining = false;
+    for (;;) {
+        bool outputs_open =
+            std::any_of(procs_.begin(), procs_.end(), [](const Process& p) { return p.stdout_fd || p.stderr_fd; });
+        if (all_exited()) {
+            if (!outputs_open) {
+                return;
+            }
+            if (!draining) {
+                draining = true;
+                drain_deadline_ = Clock::now() + drain_grace;
+            } else if (Clock::now() >= drain_deadline_) {
+                return;
+            }
+        }
+
+        // What each pollfd is for.
+        enum class Kind { signal, stdin_in, stdin_out, out, err, pmi, listener };
+        struct Slot {
+            Kind kind;
+            size_t index;
+        };
+        std::vector<pollfd> fds;
+        std::vector<Slot> slots;
+        auto add = [&](int fd, short events, Kind kind, size_t index) {
+            fds.push_back({fd, events, 0});
+            slots.push_back({kind, index});
+        };
+        add(signal_fd_.get(), POLLIN, Kind::signal, 0);
+        if (stdin_open_ && !procs_.empty() && procs_[0].stdin_fd) {
+            if (stdin_buf_.empty()) {
+                add(STDIN_FILENO, POLLIN, Kind::stdin_in, 0);
+            } else {
+                add(procs_[0].stdin_fd.get(), POLLOUT, Kind::stdin_out, 0);
+            }
+        }
+        for (size_t i = 0; i < procs_.size(); ++i) {
+            if (procs_[i].stdout_fd) {
+                add(procs_[i].stdout_fd.get(), POLLIN, Kind::out, i);
+            }
+            if (procs_[i].stderr_fd) {
+                add(procs_[i].stderr_fd.get(), POLLIN, Kind::err, i);
+            }
+        }
+        for (size_t i = 0; i < pmi_conns_.size(); ++i) {
+            if (pmi_conns_[i]->fd) {
+                add(pmi_conns_[i]->fd.get(), POLLIN, Kind::pmi, i);
+            }
+        }
+        if (pmi_listener_) {
+            add(pmi_listener_.get(), POLLIN, Kind::listener, 0);
+        }
+
+        auto now = Clock::now();
+        auto next = now + std::chrono::seconds(1);
+        if (killing_) {
+            next = std::min(next, kill_deadline_);
+        }
+        if (opt_.timeout_seconds > 0 && !killing_) {
+            next = std::min(next, timeout_deadline_);
+        }
+        if (draining) {
+            next = std::min(next, drain_deadline_);
+        }
+        int wait_ms = static_cast<int>(
+            std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count()));
+        int n = ::poll(fds.data(), fds.size(), wait_ms);
+        if (n < 0 && errno != EINTR) {
+            throw std::runtime_error(std::string("poll failed: ") + std::strerror(errno));
+        }
+        now = Clock::now();
+        if (killing_ && now >= kill_deadline_ && !all_exited()) {
+            kill_all(SIGKILL);
+            kill_deadline_ = now + std::chrono::hours(1);
+        }
+        if (opt_.timeout_seconds > 0 && !killing_ && now >= timeout_deadline_) {
+            fail(124, "the job ran longer than the timeout of " + std::to_string(opt_.timeout_seconds) + " s");
+        }
+        if (n <= 0) {
+            continue;
+        }
+        for (size_t k = 0; k < fds.size(); ++k) {
+            if (fds[k].revents == 0) {
+                continue;
+            }
+            const Slot& s = slots[k];
+            switch (s.kind) {
+            case Kind::signal:
+                handle_signals();
+                break;
+            case Kind::stdin_in:
+            case Kind::stdin_out:
+                forward_stdin();
+                break;
+            case Kind::out:
+            case Kind::err: {
+                Process& p = procs_[s.index];
+                UniqueFd& fd = s.kind == Kind::out ? p.stdout_fd : p.stderr_fd;
+                auto& fwd = s.kind == Kind::out ? p.out : p.err;
+                std::array<char, 16384> buf {};
+                ssize_t r = ::read(fd.get(), buf.data(), buf.size());
+                if (r > 0) {
+                    fwd->feed(std::string_view(buf.data(), static_cast<size_t>(r)));
+                } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    fwd->finish();
+                    fd.reset();
+                }
+                break;
+            }
+            case Kind::pmi:
+                if (pmi_conns_[s.index]->fd) {
+                    on_pmi_readable(*pmi_conns_[s.index]);
+                }
+                break;
+            case Kind::listener:
+                accept_pmi_connection();
+                break;
+            }
+        }
+        std::erase_if(pmi_conns_, [](const std::unique_ptr<PmiConnection>& c) { return !c->fd; });
+    }
+}
+
+int Job::run()
+{
+    // Signals arrive through a descriptor so the loop sees them in order
+    // with everything else; SIGPIPE is ignored so a vanished reader of our
+    // output is an error code, not our death.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    for (int sig : forwarded_signals) {
+        sigaddset(&mask, sig);
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+    signal_fd_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signal_fd_) {
+        throw std::runtime_error(std::string("signalfd: ") + std::strerror(errno));
+    }
+
+    start_all();
+    event_loop();
+    reap_children();
+
+    if (status_) {
+        return *status_;
+    }
+    // Every process exited on its own: the first non-zero status, if any
+    // slipped through (none should, on_process_exit reports them).
+    for (const auto& p : procs_) {
+        if (WIFSIGNALED(p.wait_status)) {
+            return 128 + WTERMSIG(p.wait_status);
+        }
+        if (WIFEXITED(p.wait_status) && WEXITSTATUS(p.wait_status) != 0) {
+            return WEXITSTATUS(p.wait_status);
+        }
+    }
+    return 0;
+}
+
+} // namespace hashi::mpiexec

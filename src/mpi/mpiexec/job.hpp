@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One MPI job: starts every process, serves PMI to them, forwards stdin and
+// output, propagates signals, and when a process fails kills the others and
+// says which rank failed and how.
+#pragma once
+
+#include "../common/unique_fd.hpp"
+#include "options.hpp"
+#include "output_forwarder.hpp"
+#include "placement.hpp"
+#include "pmi_server.hpp"
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hashi::mpiexec {
+
+class Job {
+public:
+    // `job_vars` are the variables every process gets (provider choice,
+    // Hashi's own); see process_environment for the precedence.
+    Job(Options opt, std::vector<EnvVar> job_vars);
+    Job(const Job&) = delete;
+    Job& operator=(const Job&) = delete;
+    ~Job();
+
+    // Runs the job to the end and returns mpiexec's exit status.
+    int run();
+
+private:
+    struct PmiConnection {
+        UniqueFd fd;
+        int rank = -1; // -1 until a TCP connection identifies itself
+        std::string inbuf;
+    };
+    struct Process {
+        int rank = 0;
+        std::string host;
+        pid_t pid = -1;
+        bool exited = false;
+        int wait_status = 0;
+        UniqueFd stdin_fd; // rank 0 only
+        UniqueFd stdout_fd;
+        UniqueFd stderr_fd;
+        std::unique_ptr<OutputForwarder> out;
+        std::unique_ptr<OutputForwarder> err;
+    };
+
+    void start_all();
+    void start_one(int rank, const AppSegment& app, int app_index);
+    void event_loop();
+    void handle_signals();
+    void reap_children();
+    void on_process_exit(Process& p);
+    void on_pmi_readable(PmiConnection& c);
+    void on_pmi_line(PmiConnection& c, std::string_view line);
+    void accept_pmi_connection();
+    void close_pmi(PmiConnection& c);
+    void send_pmi(int rank, const std::string& line);
+    void forward_stdin();
+    // First failure wins: records the status and message, then kills the
+    // rest. `culprit` is the failing rank, if any.
+    void fail(int exit_status, const std::string& message, int culprit = -1);
+    void kill_all(int sig);
+    [[nodiscard]] bool all_exited() const;
+    [[nodiscard]] int live_count() const;
+    [[nodiscard]] std::string describe(const Process& p) const;
+
+    Options opt_;
+    std::vector<EnvVar> job_vars_;
+    std::vector<EnvVar> inherited_env_;
+    Placement placement_;
+    std::unique_ptr<PmiServer> pmi_;
+    std::vector<Process> procs_;
+    std::vector<std::unique_ptr<PmiConnection>> pmi_conns_;
+    std::vector<PmiConnection*> pmi_of_rank_;
+    UniqueFd pmi_listener_; // ssh launcher: processes connect back over TCP
+    std::string pmi_port_; // host:port of pmi_listener_
+    UniqueFd signal_fd_;
+    bool stdin_open_ = false;
+    std::string stdin_buf_;
+
+    std::optional<int> status_; // set by the first failure
+    bool killing_ = false;
+    int user_signals_ = 0;
+    std::chrono::steady_clock::time_point kill_deadline_ {};
+    std::chrono::steady_clock::time_point timeout_deadline_ {};
+    std::chrono::steady_clock::time_point drain_deadline_ {};
+};
+
+} // namespace hashi::mpiexec

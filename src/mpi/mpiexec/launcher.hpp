@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// How one process is started: the argv mpiexec executes for it under each
+// launcher (fork: the program itself; exec: a template such as
+// "ip netns exec {host}" in front of it; ssh: ssh to the host with a shell
+// command line), and the environment it gets.
+#pragma once
+
+#include "options.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hashi::mpiexec {
+
+// Splits a launcher template into words, honouring single and double
+// quotes and backslash escapes. Throws UsageError on an unbalanced quote.
+std::vector<std::string> split_words(std::string_view text);
+
+// Quotes `word` for a POSIX shell.
+std::string shell_quote(std::string_view word);
+
+struct LaunchTarget {
+    std::string host;
+    int rank = 0;
+};
+
+// The argv to execute. For ssh, `env` and `wdir` are folded into the remote
+// command line (the local environment does not cross ssh); for fork and
+// exec the caller passes them through execve and chdir.
+std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& target,
+    const std::vector<std::string>& program_argv, const std::vector<EnvVar>& env, const std::string& wdir);
+
+// The environment of one process: mpiexec's own (per -genvall, -genvnone,
+// -genvlist), then `job_vars` (provider, Hashi's variables), then -genv,
+// then the segment's -env, then `pmi_vars`, which nothing may override.
+// Later entries replace earlier ones with the same name.
+std::vector<EnvVar> process_environment(const Options& opt, const AppSegment& app, const std::vector<EnvVar>& inherited,
+    const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars);
+
+} // namespace hashi::mpiexec

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mpiexec / mpirun: Hashi's process manager. Starts an MPI job and serves
+// PMI-1 to it; see `mpiexec -help` and doc/user-guide.md.
+#include "../common/install_paths.hpp"
+#include "config.h"
+#include "job.hpp"
+#include "options.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+using namespace hashi::mpiexec;
+
+int main(int argc, char** argv)
+{
+    std::vector<std::string> args(argv + 1, argv + argc);
+    auto env = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+    };
+    Options opt;
+    try {
+        opt = parse_options(args, env, HASHI_DEFAULT_PROVIDER);
+    } catch (const UsageError& e) {
+        std::cerr << "mpiexec: error: " << e.what() << std::endl;
+        return 2;
+    }
+    if (opt.help) {
+        std::cout << usage_text();
+        return 0;
+    }
+    auto paths = hashi::install_paths();
+    if (opt.version) {
+        std::cout << "mpiexec (Hashi MPI) " << PACKAGE_VERSION << "\n"
+                  << "PMI: PMI-1 (MPICH simple wire protocol)\n"
+                  << "Default libfabric provider: " << HASHI_DEFAULT_PROVIDER << "\n"
+                  << "Prefix: " << paths.prefix.string() << "\n"
+                  << "Run hashi-info for the versions of the MPICH base and libfabric.\n";
+        return 0;
+    }
+
+    // What every process of the job gets: the provider choice and where
+    // Hashi's own DL providers live. The user's -genv/-env still win.
+    std::vector<EnvVar> job_vars = {{"FI_PROVIDER", opt.provider}};
+    // Debian's libfabric links the PSM (InfiniPath) library, whose load-time
+    // constructor turns SIGSEGV, SIGBUS, SIGABRT, SIGINT and SIGTERM into
+    // exit(1) and drops .btr files in the working directory. That hides how
+    // a rank died from mpiexec, so it is switched off unless the user asks.
+    job_vars.emplace_back("IPATH_NO_BACKTRACE", "1");
+    std::error_code ec;
+    if (std::filesystem::is_directory(paths.providerdir, ec)) {
+        std::string path = paths.providerdir.string();
+        if (const char* old = std::getenv("FI_PROVIDER_PATH"); old != nullptr && *old != '\0') {
+            path += ":" + std::string(old);
+        }
+        job_vars.emplace_back("FI_PROVIDER_PATH", path);
+    }
+    job_vars.emplace_back("HASHI_PREFIX", paths.prefix.string());
+
+    try {
+        Job job(std::move(opt), std::move(job_vars));
+        return job.run();
+    } catch (const UsageError& e) {
+        std::cerr << "mpiexec: error: " << e.what() << std::endl;
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "mpiexec: error: " << e.what() << std::endl;
+        return 1;
+    }
+}

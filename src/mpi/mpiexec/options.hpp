@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mpiexec's command line, parsed into a plan with no side effects so every
+// error case can be unit-tested. Flags follow MPICH Hydra's spelling where
+// Hydra has one.
+#pragma once
+
+#include "hostfile.hpp"
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace hashi::mpiexec {
+
+using EnvVar = std::pair<std::string, std::string>;
+
+// One executable and its processes: `-n 2 ./a : -n 3 ./b` has two segments.
+struct AppSegment {
+    int nprocs = 0; // 0: not given on the command line
+    std::vector<std::string> argv; // program and its arguments
+    std::vector<EnvVar> env; // -env K V, this segment only
+    std::optional<std::string> wdir;
+};
+
+enum class LauncherKind { fork, ssh, exec };
+enum class EnvPolicy { all, none, list };
+
+struct Options {
+    std::vector<AppSegment> apps;
+    std::vector<HostSlots> hosts; // empty: every process on this host
+    int ppn = 0; // processes per node; 0: fill each host's slots
+    std::vector<EnvVar> genv; // -genv K V
+    EnvPolicy env_policy = EnvPolicy::all;
+    std::vector<std::string> env_list; // -genvlist a,b
+    std::optional<std::string> gwdir;
+    LauncherKind launcher = LauncherKind::fork;
+    std::string launcher_exec; // template for exec, command for ssh
+    bool prepend_rank = false;
+    bool verbose = false;
+    std::string provider; // libfabric provider for the job
+    int timeout_seconds = 0; // 0: none
+    bool help = false;
+    bool version = false;
+
+    [[nodiscard]] int total_procs() const;
+};
+
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Looks up an environment variable; tests pass their own.
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+// Parses argv (without argv[0]). Reads hostfiles from disk. Environment
+// defaults: HASHI_PROVIDER (then FI_PROVIDER), MPIEXEC_TIMEOUT,
+// HASHI_LAUNCHER, HASHI_LAUNCHER_EXEC, HASHI_HOSTFILE. Throws UsageError
+// saying what was wrong and what to do.
+Options parse_options(const std::vector<std::string>& args, const EnvLookup& env, std::string_view default_provider);
+
+// The text printed by -help.
+std::string usage_text();
+
+} // namespace hashi::mpiexec

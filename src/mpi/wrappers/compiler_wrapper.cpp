@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mpicc, mpicxx, mpifort, mpif77, mpif90: compile and link against the
+// Hashi install tree this binary belongs to. `-show` prints the command.
+#include "../common/install_paths.hpp"
+#include "config.h"
+#include "wrapper_args.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+using namespace hashi::wrapper;
+
+int main(int argc, char** argv)
+{
+    std::string name = std::filesystem::path(argv[0]).filename().string();
+    auto lang = language_of(name);
+    if (!lang) {
+        std::cerr << name << ": this wrapper must be invoked as mpicc, mpicxx, mpifort, mpif77 or mpif90" << std::endl;
+        return 2;
+    }
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        std::cerr << name << ": no input files (try " << name << " -show, or " << name << " -o prog prog.c)"
+                  << std::endl;
+        return 2;
+    }
+    auto env = [](const std::string& n) -> std::optional<std::string> {
+        const char* v = std::getenv(n.c_str());
+        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+    };
+    Request req;
+    try {
+        req = parse_request(*lang, name, args, {HASHI_WRAPPER_CC, HASHI_WRAPPER_CXX, HASHI_WRAPPER_FC}, env);
+    } catch (const WrapperError& e) {
+        std::cerr << name << ": error: " << e.what() << std::endl;
+        return 2;
+    }
+    auto paths = hashi::install_paths();
+    // Hashi's own libraries that go ahead of libmpi; none yet.
+    const std::vector<std::string> hashi_libs;
+    auto cmd = command(req, paths.prefix, hashi_libs);
+    if (req.show) {
+        std::cout << show(cmd) << std::endl;
+        return 0;
+    }
+    if (req.version) {
+        std::cout << name << " for Hashi MPI " << PACKAGE_VERSION << " (MPICH 4.0.2 base)" << std::endl;
+    }
+    std::vector<char*> cargv;
+    for (auto& w : cmd) {
+        cargv.push_back(w.data());
+    }
+    cargv.push_back(nullptr);
+    ::execvp(cargv[0], cargv.data());
+    std::cerr << name << ": cannot run the compiler '" << cmd[0] << "': " << std::strerror(errno)
+              << " (choose another with -"
+              << (req.language == Language::c            ? "cc"
+                         : req.language == Language::cxx ? "cxx"
+                                                         : "fc")
+              << "=NAME or HASHI_"
+              << (req.language == Language::c            ? "CC"
+                         : req.language == Language::cxx ? "CXX"
+                                                         : "FC")
+              << ")" << std::endl;
+    return 127;
+}

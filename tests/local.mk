@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# make check: unit tests of our own code, then integration tests that run
+# real jobs with the real MPICH, against a staged install (make install
+# DESTDIR=tests/stage) so the installed layout is what gets tested.
+
+STAGE_DIR = $(abs_top_builddir)/tests/stage
+check_DATA += tests/stage.stamp
+CLEANFILES += tests/stage.stamp
+
+tests/stage.stamp: $(bin_PROGRAMS) $(MPICH_STAMP) FORCE
+	@echo "  STAGE    make install DESTDIR=tests/stage"
+	@rm -rf "$(STAGE_DIR)"
+	@$(MAKE) $(AM_MAKEFLAGS) install DESTDIR="$(STAGE_DIR)" >/dev/null
+	@touch $@
+FORCE:
+.PHONY: FORCE
+
+clean-local:
+	rm -rf "$(STAGE_DIR)" tests/work
+
+AM_TESTS_ENVIRONMENT = \
+	HASHI_PREFIX='$(STAGE_DIR)$(prefix)'; export HASHI_PREFIX; \
+	HASHI_MPICH_SOURCE='$(MPICH_LINK)/source'; export HASHI_MPICH_SOURCE; \
+	HASHI_SRCDIR='$(abs_top_srcdir)'; export HASHI_SRCDIR; \
+	HASHI_TEST_WORK='$(abs_top_builddir)/tests/work'; export HASHI_TEST_WORK;
+
+## Unit tests (Boost.Test) ##################################################
+check_PROGRAMS += tests/unit/hashi-unit
+tests_unit_hashi_unit_SOURCES = \
+	tests/unit/main.cpp \
+	tests/unit/test_hostfile.cpp \
+	tests/unit/test_options.cpp \
+	tests/unit/test_pmi_wire.cpp \
+	tests/unit/test_pmi_server.cpp \
+	tests/unit/test_placement.cpp \
+	tests/unit/test_launcher.cpp \
+	tests/unit/test_output_forwarder.cpp \
+	tests/unit/test_wrapper_args.cpp
+tests_unit_hashi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK -DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
+tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_wrapper.a libhashi_common.a -lboost_unit_test_framework
+TESTS += tests/unit/hashi-unit
+
+## Integration tests: real jobs under our mpiexec ###########################
+INTEGRATION_TESTS = \
+	tests/integration/wrappers.sh \
+	tests/integration/examples.sh \
+	tests/integration/mpiexec-errors.sh \
+	tests/integration/mpiexec-features.sh \
+	tests/integration/hashi-info.sh
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
+
+## MPICH's own test suite ###################################################
+TESTS += tests/conformance/run-conformance
+EXTRA_DIST += tests/conformance
+
+TEST_EXTENSIONS = .sh
+SH_LOG_COMPILER = $(BASH)
