@@ -46,7 +46,8 @@ INTEGRATION_TESTS = \
 	tests/integration/examples.sh \
 	tests/integration/mpiexec-errors.sh \
 	tests/integration/mpiexec-features.sh \
-	tests/integration/hashi-info.sh
+	tests/integration/hashi-info.sh \
+	tests/integration/ssh-launcher.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 

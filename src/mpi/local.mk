@@ -53,6 +53,7 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
 	src/mpi/mpiexec/output_forwarder.cpp src/mpi/mpiexec/output_forwarder.hpp \
+	src/mpi/mpiexec/ssh_shim.cpp src/mpi/mpiexec/ssh_shim.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
 
 ## mpiexec / mpirun #########################################################

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "job.hpp"
 
+#include "../common/install_paths.hpp"
 #include "launcher.hpp"
+#include "ssh_shim.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -166,12 +168,23 @@ void Job::fail(int exit_status, const std::string& message, int culprit)
 void Job::kill_all(int sig)
 {
     for (auto& p : procs_) {
-        if (p.pid > 0 && !p.exited) {
-            // Each process leads its own group, so helpers it started
-            // (and a launcher's children) get the signal too.
-            if (::kill(-p.pid, sig) != 0) {
-                ::kill(p.pid, sig);
+        if (p.pid <= 0 || p.exited) {
+            continue;
+        }
+        if (PmiConnection* life = lifeline_of_rank_.empty() ? nullptr : lifeline_of_rank_[p.rank]; life != nullptr) {
+            // ssh: the shim on the remote host delivers the signal, and
+            // kills the program itself when the lifeline closes.
+            if (sig == SIGKILL) {
+                close_pmi(*life);
+            } else {
+                write_all(life->fd.get(), pmi::format("signal", {{"signo", std::to_string(sig)}}));
+                continue;
             }
+        }
+        // Each process leads its own group, so helpers it started
+        // (and a launcher's children) get the signal too.
+        if (::kill(-p.pid, sig) != 0) {
+            ::kill(p.pid, sig);
         }
     }
     if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
@@ -210,6 +223,7 @@ void Job::start_all()
     pmi_ = std::make_unique<PmiServer>(info);
     procs_.resize(nranks);
     pmi_of_rank_.assign(nranks, nullptr);
+    lifeline_of_rank_.assign(nranks, nullptr);
 
     if (opt_.launcher == LauncherKind::ssh) {
         // Processes started over ssh cannot inherit a socket: they connect
@@ -226,6 +240,7 @@ void Job::start_all()
                 std::string("cannot open the PMI port for ssh-launched processes: ") + std::strerror(errno));
         }
         const char* host = std::getenv("HASHI_PMI_HOST");
+        shim_exe_ = (hashi::install_paths().bindir / "mpiexec").string();
         pmi_port_ =
             (host != nullptr && *host != '\0' ? std::string(host) : local) + ":" + std::to_string(ntohs(addr.sin_port));
     }
@@ -298,7 +313,11 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
             }
         }
     }
-    auto argv = launch_argv(opt_, {p.host, rank}, app.argv, remote_env, wdir);
+    std::vector<std::string> program = app.argv;
+    if (remote) {
+        program.insert(program.begin(), {shim_exe_, ssh_shim_flag, "--"});
+    }
+    auto argv = launch_argv(opt_, {p.host, rank}, program, remote_env, wdir);
     if (opt_.verbose) {
         std::string line = "mpiexec: rank " + std::to_string(rank) + " on " + p.host + ":";
         for (const auto& a : argv) {
@@ -446,39 +465,90 @@ void Job::send_pmi(int rank, const std::string& line)
 
 void Job::close_pmi(PmiConnection& c)
 {
-    if (c.rank >= 0 && c.rank < static_cast<int>(pmi_of_rank_.size()) && pmi_of_rank_[c.rank] == &c) {
-        pmi_of_rank_[c.rank] = nullptr;
+    if (c.rank >= 0 && c.rank < static_cast<int>(pmi_of_rank_.size())) {
+        if (pmi_of_rank_[c.rank] == &c) {
+            pmi_of_rank_[c.rank] = nullptr;
+        }
+        if (lifeline_of_rank_[c.rank] == &c) {
+            lifeline_of_rank_[c.rank] = nullptr;
+        }
     }
     c.fd.reset();
+}
+
+void Job::on_identify(PmiConnection& c, std::string_view line)
+{
+    // First line on a TCP connection: "cmd=initack pmiid=N" from MPICH's
+    // PMI client, or "cmd=lifeline pmiid=N" from an ssh shim.
+    std::string error;
+    auto msg = pmi::parse(line, error);
+    auto id = msg ? msg->get("pmiid") : std::nullopt;
+    int rank = -1;
+    if (msg && (msg->cmd == "initack" || msg->cmd == "lifeline") && id) {
+        try {
+            rank = std::stoi(*id);
+        } catch (const std::exception&) {
+            rank = -1;
+        }
+    }
+    bool lifeline = msg && msg->cmd == "lifeline";
+    auto& slot = lifeline ? lifeline_of_rank_ : pmi_of_rank_;
+    if (rank < 0 || rank >= static_cast<int>(procs_.size()) || slot[rank] != nullptr) {
+        std::cerr << "mpiexec: closing a connection to the PMI port that did not identify itself as a rank of this job"
+                  << std::endl;
+        close_pmi(c);
+        return;
+    }
+    c.rank = rank;
+    c.lifeline = lifeline;
+    slot[rank] = &c;
+    if (lifeline) {
+        if (killing_) {
+            close_pmi(c); // the job is already being torn down
+        }
+        return;
+    }
+    send_pmi(rank, pmi::format("initack"));
+    send_pmi(rank, pmi::format("set", {{"size", std::to_string(procs_.size())}}));
+    send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank)}}));
+    send_pmi(rank, pmi::format("set", {{"debug", "0"}}));
+}
+
+void Job::on_lifeline_line(PmiConnection& c, std::string_view line)
+{
+    std::string error;
+    auto msg = pmi::parse(line, error);
+    if (msg && msg->cmd == "exited") {
+        Process& p = procs_[c.rank];
+        try {
+            p.remote_status = std::stoi(msg->get("status").value_or("0"));
+            p.remote_signal = std::stoi(msg->get("signal").value_or("0"));
+            p.remote_reported = true;
+        } catch (const std::exception&) {
+            p.remote_reported = false;
+        }
+    }
+}
+
+void Job::drain_lifeline(int rank)
+{
+    // The ssh client may be reaped before we read what its shim said last.
+    for (int i = 0; i < 20 && lifeline_of_rank_[rank] != nullptr && !procs_[rank].remote_reported; ++i) {
+        pollfd pfd {lifeline_of_rank_[rank]->fd.get(), POLLIN, 0};
+        if (::poll(&pfd, 1, 50) > 0) {
+            on_pmi_readable(*lifeline_of_rank_[rank]);
+        }
+    }
 }
 
 void Job::on_pmi_line(PmiConnection& c, std::string_view line)
 {
     if (c.rank < 0) {
-        // First line on a TCP connection: "cmd=initack pmiid=N".
-        std::string error;
-        auto msg = pmi::parse(line, error);
-        auto id = msg ? msg->get("pmiid") : std::nullopt;
-        int rank = -1;
-        if (msg && msg->cmd == "initack" && id) {
-            try {
-                rank = std::stoi(*id);
-            } catch (const std::exception&) {
-                rank = -1;
-            }
-        }
-        if (rank < 0 || rank >= static_cast<int>(procs_.size()) || pmi_of_rank_[rank] != nullptr) {
-            std::cerr << "mpiexec: closing a PMI connection that did not identify itself as a rank of this job"
-                      << std::endl;
-            close_pmi(c);
-            return;
-        }
-        c.rank = rank;
-        pmi_of_rank_[rank] = &c;
-        send_pmi(rank, pmi::format("initack"));
-        send_pmi(rank, pmi::format("set", {{"size", std::to_string(procs_.size())}}));
-        send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank)}}));
-        send_pmi(rank, pmi::format("set", {{"debug", "0"}}));
+        on_identify(c, line);
+        return;
+    }
+    if (c.lifeline) {
+        on_lifeline_line(c, line);
         return;
     }
     auto result = pmi_->handle(c.rank, line);
@@ -570,14 +640,30 @@ void Job::forward_stdin()
 void Job::on_process_exit(Process& p)
 {
     p.exited = true;
-    int st = p.wait_status;
+    int sig = WIFSIGNALED(p.wait_status) ? WTERMSIG(p.wait_status) : 0;
+    int code = WIFEXITED(p.wait_status) ? WEXITSTATUS(p.wait_status) : 0;
+    if (opt_.launcher == LauncherKind::ssh) {
+        drain_lifeline(p.rank);
+        if (p.remote_reported) {
+            sig = p.remote_signal;
+            code = p.remote_status;
+        }
+        // The program is over; its lifeline has nothing more to say.
+        if (PmiConnection* life = lifeline_of_rank_[p.rank]; life != nullptr) {
+            close_pmi(*life);
+        }
+    }
     if (killing_) {
         return; // a consequence of a failure already reported, or of a user signal
     }
-    if (WIFSIGNALED(st)) {
-        fail(128 + WTERMSIG(st), describe(p) + " was killed by " + signal_name(WTERMSIG(st)));
-    } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-        fail(WEXITSTATUS(st), describe(p) + " exited with status " + std::to_string(WEXITSTATUS(st)));
+    if (sig != 0) {
+        fail(128 + sig, describe(p) + " was killed by " + signal_name(sig));
+    } else if (code != 0) {
+        fail(code,
+            describe(p) + " exited with status " + std::to_string(code) +
+                (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported
+                        ? " (ssh could not run it; see ssh's message above)"
+                        : ""));
     } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
         fail(1, describe(p) + " exited without calling MPI_Finalize");
     }

@@ -36,6 +36,7 @@ private:
     struct PmiConnection {
         UniqueFd fd;
         int rank = -1; // -1 until a TCP connection identifies itself
+        bool lifeline = false; // an ssh shim's lifeline rather than PMI
         std::string inbuf;
     };
     struct Process {
@@ -44,6 +45,11 @@ private:
         pid_t pid = -1;
         bool exited = false;
         int wait_status = 0;
+        // ssh launcher: how the program ended, as its shim reported it
+        // (the ssh client's own status says only "255").
+        bool remote_reported = false;
+        int remote_status = 0;
+        int remote_signal = 0;
         UniqueFd stdin_fd; // rank 0 only
         UniqueFd stdout_fd;
         UniqueFd stderr_fd;
@@ -59,6 +65,9 @@ private:
     void on_process_exit(Process& p);
     void on_pmi_readable(PmiConnection& c);
     void on_pmi_line(PmiConnection& c, std::string_view line);
+    void on_identify(PmiConnection& c, std::string_view line);
+    void on_lifeline_line(PmiConnection& c, std::string_view line);
+    void drain_lifeline(int rank);
     void accept_pmi_connection();
     void close_pmi(PmiConnection& c);
     void send_pmi(int rank, const std::string& line);
@@ -79,6 +88,8 @@ private:
     std::vector<Process> procs_;
     std::vector<std::unique_ptr<PmiConnection>> pmi_conns_;
     std::vector<PmiConnection*> pmi_of_rank_;
+    std::vector<PmiConnection*> lifeline_of_rank_;
+    std::string shim_exe_; // this mpiexec, run remotely as the ssh shim
     UniqueFd pmi_listener_; // ssh launcher: processes connect back over TCP
     std::string pmi_port_; // host:port of pmi_listener_
     UniqueFd signal_fd_;

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "job.hpp"
 #include "options.hpp"
+#include "ssh_shim.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,9 @@ using namespace hashi::mpiexec;
 
 int main(int argc, char** argv)
 {
+    if (argc > 1 && std::string(argv[1]) == ssh_shim_flag) {
+        return run_ssh_shim(argc, argv);
+    }
     std::vector<std::string> args(argv + 1, argv + argc);
     auto env = [](const std::string& name) -> std::optional<std::string> {
         const char* v = std::getenv(name.c_str());

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The remote half of the ssh launcher. ssh alone cannot tie a remote
+// process's life to mpiexec (without a tty, killing the ssh client leaves
+// the remote command running), so each remote rank runs as
+//   mpiexec --hashi-ssh-shim -- program args
+// which starts the program, holds a "lifeline" TCP connection to mpiexec
+// (the PMI port), passes on the signals mpiexec sends over it, kills the
+// program when the lifeline breaks, and reports how the program ended
+// (exit status or signal) before exiting.
+#pragma once
+
+namespace hashi::mpiexec {
+
+// The flag that selects shim mode as mpiexec's first argument.
+inline constexpr const char* ssh_shim_flag = "--hashi-ssh-shim";
+
+// Runs the shim; argv[0] is mpiexec, argv[1] the flag, then "--" and the
+// program. Reads PMI_PORT and PMI_ID. Returns the exit status for main().
+int run_ssh_shim(int argc, char** argv);
+
+} // namespace hashi::mpiexec
