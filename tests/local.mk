@@ -51,6 +51,10 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 
+## libFuzzer targets (bounded time) #########################################
+TESTS += tests/fuzz/run-fuzz.sh
+EXTRA_DIST += tests/fuzz
+
 ## MPICH's own test suite ###################################################
 TESTS += tests/conformance/run-conformance
 EXTRA_DIST += tests/conformance

@@ -76,7 +76,7 @@ bin_PROGRAMS += hashi-info
 hashi_info_SOURCES = src/mpi/info/hashi_info.cpp
 hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
 hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)
-hashi_info_LDFLAGS = $(RELOCATABLE_RPATH)
+hashi_info_LDFLAGS = $(AM_LDFLAGS) $(RELOCATABLE_RPATH)
 EXTRA_hashi_info_DEPENDENCIES = $(MPICH_STAMP)
 
 install-exec-hook:
