@@ -51,6 +51,12 @@ status=$?
 expect_status stdin 0
 expect_count stdin stdin.out "sum 5050$" 3
 
+# mpiexec started with stdin closed: rank 0 reads EOF, nothing else breaks.
+mpiexec -n 2 ./stdin_sum > stdin-closed.out 2> stdin-closed.err <&-
+status=$?
+expect_status stdin-closed 0
+expect_count stdin-closed stdin-closed.out "sum 0$" 2
+
 run prefix -- mpiexec -l -n 2 ./show_env
 expect_in prefix prefix.out "^\[0\] rank=0 "
 expect_in prefix prefix.out "^\[1\] rank=1 "

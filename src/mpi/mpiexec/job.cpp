@@ -429,7 +429,13 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     if (in_pipe[1] >= 0) {
         p.stdin_fd.reset(in_pipe[1]);
         ::fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
-        stdin_open_ = true;
+        // A background job (`mpiexec ... &`) reading its terminal would be
+        // stopped by SIGTTIN; rank 0 gets EOF instead.
+        bool background_tty = ::isatty(STDIN_FILENO) != 0 && ::tcgetpgrp(STDIN_FILENO) != ::getpgrp();
+        stdin_open_ = !background_tty;
+        if (background_tty) {
+            p.stdin_fd.reset();
+        }
     }
     if (pmi_pair[0] >= 0) {
         auto c = std::make_unique<PmiConnection>();

@@ -7,6 +7,9 @@
 #include "options.hpp"
 #include "ssh_shim.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +18,13 @@ using namespace hashi::mpiexec;
 
 int main(int argc, char** argv)
 {
+    // Descriptors 0-2 must be open before any pipe is made, or a pipe could
+    // land on them and be clobbered when a child sets up its stdio.
+    for (int fd = 0; fd <= 2; ++fd) {
+        if (::fcntl(fd, F_GETFD) < 0) {
+            ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        }
+    }
     if (argc > 1 && std::string(argv[1]) == ssh_shim_flag) {
         return run_ssh_shim(argc, argv);
     }
