@@ -50,7 +50,8 @@ BOOST_AUTO_TEST_CASE(environment_precedence)
     AppSegment app;
     app.env = {{"G", "env"}};
     std::vector<EnvVar> inherited = {{"HOME", "/root"}, {"J", "inherited"}, {"PMI_RANK", "9"}, {"X", "1"}};
-    auto env = process_environment(o, app, inherited, {{"FI_PROVIDER", "sockets"}, {"X", "job"}}, {{"PMI_RANK", "0"}});
+    auto env = process_environment(
+        o, EnvPolicy::all, app, inherited, {{"FI_PROVIDER", "sockets"}, {"X", "job"}}, {{"PMI_RANK", "0"}});
     auto value = [&](const std::string& k) -> std::string {
         for (const auto& [n, v] : env) {
             if (n == k) {
@@ -66,12 +67,11 @@ BOOST_AUTO_TEST_CASE(environment_precedence)
     BOOST_TEST(value("PMI_RANK") == "0");
     BOOST_TEST(value("FI_PROVIDER") == "sockets");
 
-    o.env_policy = EnvPolicy::none;
-    auto none = process_environment(o, app, inherited, {}, {});
+    auto none = process_environment(o, EnvPolicy::none, app, inherited, {}, {});
     BOOST_TEST(none.size() == 2U); // G and J from -genv/-env only
-    o.env_policy = EnvPolicy::list;
+
     o.env_list = {"HOME"};
-    auto list = process_environment(o, app, inherited, {}, {});
+    auto list = process_environment(o, EnvPolicy::list, app, inherited, {}, {});
     BOOST_TEST(list.size() == 3U);
 }
 

@@ -287,7 +287,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     per_rank.emplace_back("MPI_LOCALRANKID", std::to_string(local_rank));
     per_rank.emplace_back("MPI_LOCALNRANKS", std::to_string(local_size));
     per_rank.emplace_back("HASHI_NODE_NAME", p.host);
-    auto env = process_environment(opt_, app, inherited_env_, per_rank, pmi_vars);
+    auto env = process_environment(opt_, opt_.env_policy, app, inherited_env_, per_rank, pmi_vars);
 
     if (opt_.launcher != LauncherKind::ssh && find_program(app.argv[0], wdir).empty()) {
         fail(127,
@@ -296,22 +296,12 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
         return;
     }
 
+    // Over ssh only what is set explicitly travels (and -genvlist names);
+    // the rest of the remote environment is the remote login's.
     std::vector<EnvVar> remote_env;
     if (remote) {
-        // Over ssh only what we set explicitly travels; the rest of the
-        // remote environment is the remote login's.
-        for (const auto& kv : env) {
-            bool ours =
-                std::any_of(per_rank.begin(), per_rank.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
-                std::any_of(pmi_vars.begin(), pmi_vars.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
-                std::any_of(opt_.genv.begin(), opt_.genv.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
-                std::any_of(app.env.begin(), app.env.end(), [&](const EnvVar& v) { return v.first == kv.first; }) ||
-                (opt_.env_policy == EnvPolicy::list &&
-                    std::find(opt_.env_list.begin(), opt_.env_list.end(), kv.first) != opt_.env_list.end());
-            if (ours) {
-                remote_env.push_back(kv);
-            }
-        }
+        auto policy = opt_.env_policy == EnvPolicy::list ? EnvPolicy::list : EnvPolicy::none;
+        remote_env = process_environment(opt_, policy, app, inherited_env_, per_rank, pmi_vars);
     }
     std::vector<std::string> program = app.argv;
     if (remote) {

@@ -122,8 +122,8 @@ std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& tar
     return argv;
 }
 
-std::vector<EnvVar> process_environment(const Options& opt, const AppSegment& app, const std::vector<EnvVar>& inherited,
-    const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars)
+std::vector<EnvVar> process_environment(const Options& opt, EnvPolicy policy, const AppSegment& app,
+    const std::vector<EnvVar>& inherited, const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars)
 {
     std::vector<EnvVar> env;
     std::map<std::string, size_t> where;
@@ -136,8 +136,8 @@ std::vector<EnvVar> process_environment(const Options& opt, const AppSegment& ap
         }
     };
     for (const auto& kv : inherited) {
-        bool pass = opt.env_policy == EnvPolicy::all ||
-            (opt.env_policy == EnvPolicy::list &&
+        bool pass = policy == EnvPolicy::all ||
+            (policy == EnvPolicy::list &&
                 std::find(opt.env_list.begin(), opt.env_list.end(), kv.first) != opt.env_list.end());
         // PMI variables of an enclosing job would confuse MPICH's client.
         if (pass && !kv.first.starts_with("PMI_")) {

@@ -31,11 +31,11 @@ struct LaunchTarget {
 std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& target,
     const std::vector<std::string>& program_argv, const std::vector<EnvVar>& env, const std::string& wdir);
 
-// The environment of one process: mpiexec's own (per -genvall, -genvnone,
-// -genvlist), then `job_vars` (provider, Hashi's variables), then -genv,
-// then the segment's -env, then `pmi_vars`, which nothing may override.
-// Later entries replace earlier ones with the same name.
-std::vector<EnvVar> process_environment(const Options& opt, const AppSegment& app, const std::vector<EnvVar>& inherited,
-    const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars);
+// The environment of one process: mpiexec's own as `policy` allows (all,
+// none, or the -genvlist names), then `job_vars` (provider, Hashi's
+// variables), then -genv, then the segment's -env, then `pmi_vars`, which
+// nothing may override. Later entries replace earlier ones of one name.
+std::vector<EnvVar> process_environment(const Options& opt, EnvPolicy policy, const AppSegment& app,
+    const std::vector<EnvVar>& inherited, const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars);
 
 } // namespace hashi::mpiexec
