@@ -8,6 +8,7 @@ ex="$HASHI_SRCDIR/examples"
 compile mpicc "$ex/ring.c" ring
 compile mpicc "$ex/pi.c" pi -lm
 compile mpicc "$ex/isort.c" isort -lm
+compile mpicc "$programs/mpiio.c" mpiio
 
 check_examples() { # label, mpiexec options...
     local label=$1
@@ -32,6 +33,11 @@ for provider in sockets "tcp;ofi_rxm"; do
 done
 run isort-3 -- mpiexec -n 3 ./isort
 expect_in isort-3 isort-3.out "VERIFICATION SUCCESSFUL"
+# MPI-IO through ROMIO, on one node and on four.
+run mpiio -- mpiexec -n 4 ./mpiio "$work/io-node.dat"
+expect_in mpiio mpiio.out "file size 65536 bytes, 0 wrong values: OK"
+run mpiio-nodes -- mpiexec -n 4 -launcher-exec "env X={host}" -hosts a,b,c,d ./mpiio "$work/io-nodes.dat"
+expect_in mpiio-nodes mpiio-nodes.out "file size 65536 bytes, 0 wrong values: OK"
 run ring-1 -- mpiexec -n 1 ./ring
 expect_in ring-1 ring-1.out "OK"
 finish
