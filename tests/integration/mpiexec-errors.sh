@@ -59,7 +59,7 @@ expect_in no-finalize no-finalize.err "rank 2 \(pid [0-9]+ on [^)]+\) exited wit
 
 run timeout -- mpiexec -n 2 -timeout 3 ./wait_forever
 expect_status timeout 124
-expect_in timeout timeout.err "ran longer than the timeout of 3 s"
+expect_in timeout timeout.err "ran longer than the timeout of 3 s; killing the 2 ranks$"
 
 run env-timeout -- env MPIEXEC_TIMEOUT=2 mpiexec -n 2 ./wait_forever
 expect_status env-timeout 124

@@ -85,6 +85,23 @@ wait $pid
 status=$?
 expect_status signal 143
 expect_in signal signal.err "got signal 15 \(SIGTERM"
+expect_count signal signal.out "^rank [0-2] got SIGTERM$" 3
 sleep 0.3
 if leftovers "$work/wait_forever"; then fail "ranks survived SIGTERM"; else pass "ranks gone after SIGTERM"; fi
+
+# mpiexec killed outright (no chance to clean up): its ranks must not live on.
+mpiexec -n 2 ./wait_forever > orphan.out 2> orphan.err &
+pid=$!
+for _ in $(seq 1 100); do
+    [[ $(grep -c ready orphan.out 2>/dev/null) -eq 2 ]] && break
+    sleep 0.1
+done
+kill -KILL $pid
+wait $pid 2>/dev/null
+sleep 0.5
+if leftovers "$work/wait_forever"; then fail "ranks outlived a killed mpiexec: $(pgrep -af "$work/wait_forever")"; pkill -KILL -f "$work/wait_forever"; else pass "ranks die with a killed mpiexec"; fi
+
+# The ranks start with no signal blocked (mpiexec blocks them for itself).
+run sigmask -- mpiexec -n 1 grep -E '^SigBlk' /proc/self/status
+expect_in sigmask sigmask.out "^SigBlk:[[:space:]]+0+$"
 finish

@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -159,7 +160,7 @@ void Job::fail(int exit_status, const std::string& message, int culprit)
     }
     std::cerr << "mpiexec: " << message;
     if (others > 0) {
-        std::cerr << "; killing the other " << others << (others == 1 ? " rank" : " ranks");
+        std::cerr << "; killing the " << (culprit >= 0 ? "other " : "") << others << (others == 1 ? " rank" : " ranks");
     }
     std::cerr << std::endl;
     kill_all(SIGTERM);
@@ -353,15 +354,24 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     sigfillset(&all);
     sigset_t old;
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    const pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid == 0) {
-        // Child: default signal dispositions, original mask, own group.
+        // Child: default signal dispositions, nothing blocked (mpiexec
+        // blocks the signals it reads through signalfd; the program must
+        // not inherit that), its own process group.
         for (int sig : forwarded_signals) {
             ::signal(sig, SIG_DFL);
         }
         ::signal(SIGPIPE, SIG_DFL);
         ::signal(SIGCHLD, SIG_DFL);
         ::setpgid(0, 0);
+        // If mpiexec itself is killed (SIGKILL gives it no chance to clean
+        // up), its ranks die with it instead of running on as orphans.
+        // The setting survives exec, so it holds through 'ip netns exec'.
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) {
+            _exit(127);
+        }
         int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (::dup2(rank == 0 ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
             ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
@@ -377,7 +387,9 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
         if (!remote && ::chdir(wdir.c_str()) != 0) {
             child_fail(status_pipe[1], errno);
         }
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        sigset_t none;
+        sigemptyset(&none);
+        pthread_sigmask(SIG_SETMASK, &none, nullptr);
         if (!resolved.empty()) {
             ::execve(resolved.c_str(), cargv.data(), cenv.data());
         } else {
@@ -653,7 +665,7 @@ void Job::on_process_exit(Process& p)
         return; // a consequence of a failure already reported, or of a user signal
     }
     if (sig != 0) {
-        fail(128 + sig, describe(p) + " was killed by " + signal_name(sig));
+        fail(128 + sig, describe(p) + " was killed by " + signal_name(sig), p.rank);
     } else if (code != 0) {
         fail(code,
             describe(p) + " exited with status " + std::to_string(code) +
@@ -661,7 +673,7 @@ void Job::on_process_exit(Process& p)
                         ? " (ssh could not run it; see ssh's message above)"
                         : ""));
     } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
-        fail(1, describe(p) + " exited without calling MPI_Finalize");
+        fail(1, describe(p) + " exited without calling MPI_Finalize", p.rank);
     }
 }
 

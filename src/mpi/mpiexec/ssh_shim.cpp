@@ -91,8 +91,7 @@ int run_ssh_shim(int argc, char** argv)
     for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) {
         sigaddset(&mask, sig);
     }
-    sigset_t old;
-    pthread_sigmask(SIG_BLOCK, &mask, &old);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
     int sfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     ::signal(SIGPIPE, SIG_IGN);
 
@@ -100,7 +99,9 @@ int run_ssh_shim(int argc, char** argv)
     if (child == 0) {
         ::setpgid(0, 0);
         ::signal(SIGPIPE, SIG_DFL);
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        sigset_t none;
+        sigemptyset(&none);
+        pthread_sigmask(SIG_SETMASK, &none, nullptr);
         ::execvp(argv[first], argv + first);
         std::cerr << "mpiexec (ssh shim): cannot execute '" << argv[first] << "': " << std::strerror(errno)
                   << std::endl;
