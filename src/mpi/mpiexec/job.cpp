@@ -458,7 +458,8 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
         std::string what = argv[0];
         fail(127,
             "cannot start rank " + std::to_string(rank) + ": '" + what + "': " + std::strerror(err) +
-                (err == ENOENT && opt_.launcher == LauncherKind::exec ? " (check -launcher-exec)" : ""));
+                (err == ENOENT && opt_.launcher == LauncherKind::exec ? " (check -launcher-exec)" : ""),
+            rank);
     }
 }
 
