@@ -20,7 +20,9 @@ MPICH_LIBS = -L$(MPICH_BASE)/lib -lmpi
 # Our installed programs find libmpi next to themselves, wherever the tree is.
 RELOCATABLE_RPATH = -Wl,-rpath,'$$ORIGIN/../lib' -Wl,--enable-new-dtags
 
-# Installs the base's libraries, headers and man pages into Hashi's prefix.
+# Installs the base's libraries, headers and MPI function man pages (man3;
+# its man1 pages describe Hydra and MPICH's wrappers, not ours) into
+# Hashi's prefix.
 # The libraries' RUNPATH is pointed at their own directory so nothing
 # refers back to the build cache.
 install-mpich-base:
@@ -30,13 +32,15 @@ install-mpich-base:
 	  if test ! -L "$$f"; then $(PATCHELF) --set-rpath '$$ORIGIN' "$(DESTDIR)$(libdir)/$$f" || exit 1; fi; \
 	done
 	cp -R "$(MPICH_BASE)/include/." "$(DESTDIR)$(includedir)/"
-	if test -d "$(MPICH_BASE)/share/man"; then cp -R "$(MPICH_BASE)/share/man/." "$(DESTDIR)$(mandir)/"; fi
+	$(MKDIR_P) "$(DESTDIR)$(mandir)/man3"
+	cp "$(MPICH_BASE)"/share/man/man3/*.3 "$(DESTDIR)$(mandir)/man3/"
 	$(INSTALL_DATA) "$(MPICH_BASE)/.hashi-configure-flags" "$(DESTDIR)$(pkgdatadir)/mpich-configure-flags"
 	$(INSTALL_DATA) "$(MPICH_BASE)/.hashi-mpich-version" "$(DESTDIR)$(pkgdatadir)/mpich-version"
 
 uninstall-mpich-base:
 	cd "$(MPICH_BASE)/lib" && for f in lib*.so*; do rm -f "$(DESTDIR)$(libdir)/$$f"; done
 	cd "$(MPICH_BASE)/include" && for f in *; do rm -f "$(DESTDIR)$(includedir)/$$f"; done
+	cd "$(MPICH_BASE)/share/man/man3" && for f in *.3; do rm -f "$(DESTDIR)$(mandir)/man3/$$f"; done
 	rm -f "$(DESTDIR)$(pkgdatadir)/mpich-configure-flags" "$(DESTDIR)$(pkgdatadir)/mpich-version"
 
 ## Shared code ##############################################################
