@@ -73,13 +73,19 @@ expect_in help help.out "^Usage: mpiexec"
 run version -- mpiexec -version
 expect_in version version.out "Hashi MPI"
 
+# start_waiting_job NAME N: mpiexec -n N ./wait_forever in the background
+# (pid in $pid), back once every rank has said it is ready (at most 10 s).
+start_waiting_job() {
+    mpiexec -n "$2" ./wait_forever > "$1.out" 2> "$1.err" &
+    pid=$!
+    for _ in $(seq 1 100); do
+        [[ $(grep -c ready "$1.out" 2>/dev/null) -eq $2 ]] && break
+        sleep 0.1
+    done
+}
+
 # Signals: SIGTERM to mpiexec reaches every rank; the job ends with 128+15.
-mpiexec -n 3 ./wait_forever > signal.out 2> signal.err &
-pid=$!
-for _ in $(seq 1 100); do
-    [[ $(grep -c ready signal.out 2>/dev/null) -eq 3 ]] && break
-    sleep 0.1
-done
+start_waiting_job signal 3
 kill -TERM $pid
 wait $pid
 status=$?
@@ -90,12 +96,7 @@ sleep 0.3
 if leftovers "$work/wait_forever"; then fail "ranks survived SIGTERM"; else pass "ranks gone after SIGTERM"; fi
 
 # mpiexec killed outright (no chance to clean up): its ranks must not live on.
-mpiexec -n 2 ./wait_forever > orphan.out 2> orphan.err &
-pid=$!
-for _ in $(seq 1 100); do
-    [[ $(grep -c ready orphan.out 2>/dev/null) -eq 2 ]] && break
-    sleep 0.1
-done
+start_waiting_job orphan 2
 kill -KILL $pid
 wait $pid 2>/dev/null
 sleep 0.5
