@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "ssh_shim.hpp"
 
+#include "output_forwarder.hpp"
 #include "pmi_wire.hpp"
 
 #include <poll.h>
@@ -47,22 +48,6 @@ int connect_to(const std::string& hostport)
     return fd;
 }
 
-bool send_line(int fd, const std::string& line)
-{
-    size_t off = 0;
-    while (off < line.size()) {
-        ssize_t n = ::write(fd, line.data() + off, line.size() - off);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        off += static_cast<size_t>(n);
-    }
-    return true;
-}
-
 } // namespace
 
 int run_ssh_shim(int argc, char** argv)
@@ -84,7 +69,7 @@ int run_ssh_shim(int argc, char** argv)
                   << std::strerror(errno) << " (set HASHI_PMI_HOST to an address this host can reach)" << std::endl;
         return 1;
     }
-    send_line(lifeline, pmi::format("lifeline", {{"pmiid", id}}));
+    write_all(lifeline, pmi::format("lifeline", {{"pmiid", id}}));
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -161,7 +146,7 @@ int run_ssh_shim(int argc, char** argv)
                 int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
                 int code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
                 if (lifeline_open) {
-                    send_line(lifeline,
+                    write_all(lifeline,
                         pmi::format("exited",
                             {{"pmiid", id}, {"status", std::to_string(code)}, {"signal", std::to_string(sig)}}));
                 }
