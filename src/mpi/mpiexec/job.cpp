@@ -672,7 +672,8 @@ void Job::on_process_exit(Process& p)
             describe(p) + " exited with status " + std::to_string(code) +
                 (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported
                         ? " (ssh could not run it; see ssh's message above)"
-                        : ""));
+                        : ""),
+            p.rank);
     } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
         fail(1, describe(p) + " exited without calling MPI_Finalize", p.rank);
     }
