@@ -13,13 +13,21 @@ fi
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 99
 src="$HASHI_SRCDIR/src"
 status=0
-for target in pmi_server; do
+# Each target is tests/fuzz/fuzz_<name>.cpp plus fuzz_<name>.sources, which
+# lists the sources under test (paths relative to the top of the tree, one
+# per line) and optionally a line "libs: ..." of extra link flags.
+for harness in "$HASHI_SRCDIR"/tests/fuzz/fuzz_*.cpp; do
+    target=$(basename "$harness" .cpp)
+    target=${target#fuzz_}
+    sources=()
+    libs=()
+    while read -r line; do
+        [[ -z $line || $line == \#* ]] && continue
+        if [[ $line == libs:* ]]; then read -ra libs <<<"${line#libs:}"; else sources+=("$HASHI_SRCDIR/$line"); fi
+    done <"$HASHI_SRCDIR/tests/fuzz/fuzz_$target.sources"
     echo "run-fuzz: building fuzz_$target"
-    case $target in
-    pmi_server) sources=("$src/mpi/mpiexec/pmi_server.cpp" "$src/mpi/mpiexec/pmi_wire.cpp") ;;
-    esac
     if ! clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$src" "$HASHI_SRCDIR/tests/fuzz/fuzz_$target.cpp" "${sources[@]}" -o "fuzz_$target"; then
+        -I"$src" -I"$HASHI_SRCDIR" "$harness" "${sources[@]}" "${libs[@]}" -o "fuzz_$target"; then
         echo "run-fuzz: FAIL: fuzz_$target does not build"
         status=1
         continue
