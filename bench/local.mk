@@ -1,1 +1,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# Benchmarks (bench/README.md).  Nothing is built here: bench/p2p/run-p2p
+# compiles the benchmarks with the installed mpicc of each MPI it compares.
+
+P2P_BENCH_FILES = \
+	bench/README.md \
+	bench/p2p/run-p2p \
+	bench/p2p/p2p.h \
+	bench/p2p/p2p_main.c \
+	bench/p2p/p2p_latency.c \
+	bench/p2p/p2p_stream.c \
+	bench/p2p/p2p_exchange.c
+
+# A quick run of the runner on the sockets provider (a few seconds).
+TESTS += bench/p2p/smoke.sh
+EXTRA_DIST += $(P2P_BENCH_FILES) bench/p2p/smoke.sh
