@@ -7,7 +7,7 @@ STAGE_DIR = $(abs_top_builddir)/tests/stage
 check_DATA += tests/stage.stamp
 CLEANFILES += tests/stage.stamp
 
-tests/stage.stamp: $(bin_PROGRAMS) $(MPICH_STAMP) FORCE
+tests/stage.stamp: $(bin_PROGRAMS) $(hashifi_LTLIBRARIES) $(MPICH_STAMP) FORCE
 	@echo "  STAGE    make install DESTDIR=tests/stage"
 	@rm -rf "$(STAGE_DIR)"
 	@$(MAKE) $(AM_MAKEFLAGS) install DESTDIR="$(STAGE_DIR)" >/dev/null

@@ -1,1 +1,36 @@
 # SPDX-License-Identifier: BSD-3-Clause
+# src/transport: the `hashi` libfabric provider, a dlopen'ed module that
+# libfabric finds through FI_PROVIDER_PATH (Hashi's mpiexec sets it to
+# $(hashifidir)). libfabric only loads files named lib<name>-fi.so.
+
+include src/transport/match/local.mk
+
+hashifidir = $(libdir)/hashi/fi
+hashifi_LTLIBRARIES = libhashi-fi.la
+libhashi_fi_la_SOURCES = \
+	src/transport/common.hpp \
+	src/transport/provider.cpp \
+	src/transport/info.cpp src/transport/info.hpp \
+	src/transport/address.cpp src/transport/address.hpp \
+	src/transport/objects.hpp \
+	src/transport/fabric.cpp \
+	src/transport/domain.cpp \
+	src/transport/av.cpp \
+	src/transport/cq.cpp \
+	src/transport/cntr.cpp \
+	src/transport/mr.cpp \
+	src/transport/endpoint.cpp src/transport/endpoint.hpp \
+	src/transport/ep_ops.cpp src/transport/ep_ops.hpp \
+	src/transport/ep_data.cpp \
+	src/transport/ep_frames.cpp \
+	src/transport/stats.cpp \
+	src/transport/engine/connection.cpp \
+	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \
+	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
+	src/transport/match/match_backend.hpp \
+	src/transport/match/match_engine.cpp src/transport/match/match_engine.hpp
+libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS)
+# Only fi_prov_ini is exported; everything else stays inside the module.
+libhashi_fi_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
+libhashi_fi_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined
+libhashi_fi_la_LIBADD = $(FABRIC_LIBS)

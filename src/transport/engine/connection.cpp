@@ -1,0 +1,724 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The TCP engine of an endpoint: lazy non-blocking connects, the handshake
+// (which checks the job and the endpoint the connector meant), resolution of
+// simultaneous connects, the receive state machine that cuts the byte stream
+// into frames, vectored writes of the per-peer send queues, and failure
+// handling that names the peer.
+//
+// One TCP connection carries both directions between two endpoints. When
+// both connect at once, the connection opened by the endpoint with the
+// smaller address wins; both sides decide this from the same two addresses,
+// so they agree without another round trip. Frames only flow once the
+// handshake is done, so nothing is ever sent on the losing connection.
+#include "transport/endpoint.hpp"
+
+#include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace hashi::fi {
+
+namespace {
+
+constexpr std::size_t initial_rx_buffer = 64 * 1024;
+// Receive system calls per connection and progress call; the rest waits for
+// the next call so one busy peer cannot starve the others.
+constexpr int reads_per_event = 16;
+
+void set_nodelay(int fd)
+{
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+} // namespace
+
+void endpoint::setup_self()
+{
+    // Sends to ourselves go through a socket pair, so they take exactly the
+    // same path (framing, matching, rendezvous) as sends to anyone else.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+        throw std::runtime_error(std::string("socketpair for sends to self: ") + std::strerror(errno));
+    auto self = std::make_unique<peer>();
+    self->addr = self_addr_;
+    self->key = self_key_;
+    self->is_self = true;
+    self->host = host_;
+    self->pid = static_cast<std::uint32_t>(getpid());
+    auto tx = std::make_unique<connection>();
+    tx->fd = sv[0];
+    tx->st = connection::state::open;
+    tx->p = self.get();
+    auto rx = std::make_unique<connection>();
+    rx->fd = sv[1];
+    rx->st = connection::state::open;
+    rx->p = self.get();
+    rx->rx_only = true;
+    self->conn = tx.get();
+    for (auto* c : {tx.get(), rx.get()}) {
+        epoll_event ev {};
+        ev.events = c->rx_only ? EPOLLIN : 0;
+        ev.data.ptr = c;
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+    }
+    conns_.push_back(std::move(tx));
+    conns_.push_back(std::move(rx));
+    peers_.emplace(self_key_, std::move(self));
+}
+
+peer& endpoint::peer_by_address(const endpoint_address& a)
+{
+    const auto key = a.encode();
+    auto it = peers_.find(key);
+    if (it != peers_.end())
+        return *it->second;
+    auto p = std::make_unique<peer>();
+    p->addr = a;
+    p->key = key;
+    // Already in the AV (it connected before we sent to it): number it now,
+    // so directed receives match what it sends.
+    if (auto known = av_index_.find(key); known != av_index_.end()) {
+        p->fi_addr = known->second;
+        if (by_index_.size() <= known->second)
+            by_index_.resize(known->second + 1, nullptr);
+        by_index_[known->second] = p.get();
+    }
+    peer& ref = *p;
+    peers_.emplace(key, std::move(p));
+    return ref;
+}
+
+peer* endpoint::peer_for_send(fi_addr_t dest, int& err)
+{
+    if (dest < by_index_.size() && by_index_[dest] != nullptr) {
+        peer* p = by_index_[dest];
+        if (p->failed) {
+            err = -FI_EIO;
+            return nullptr;
+        }
+        if (p->conn == nullptr && p->dialing == nullptr)
+            dial(*p);
+        return p->failed ? (err = -FI_EIO, nullptr) : p;
+    }
+    if (av_ == nullptr || dest >= av_->entries.size()) {
+        log_error("send to fi_addr %llu, which is not in the address vector (%zu entries)",
+            static_cast<unsigned long long>(dest), av_ == nullptr ? std::size_t {0} : av_->entries.size());
+        err = -FI_EINVAL;
+        return nullptr;
+    }
+    peer& p = peer_by_address(av_->entries[dest]);
+    if (by_index_.size() <= dest)
+        by_index_.resize(dest + 1, nullptr);
+    by_index_[dest] = &p;
+    if (p.fi_addr == FI_ADDR_NOTAVAIL)
+        p.fi_addr = dest;
+    if (p.conn == nullptr && p.dialing == nullptr && !p.failed)
+        dial(p);
+    if (p.failed) {
+        err = -FI_EIO;
+        return nullptr;
+    }
+    return &p;
+}
+
+void endpoint::dial(peer& p)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        fail_peer(p, std::string("cannot create a socket: ") + std::strerror(errno));
+        return;
+    }
+    set_nodelay(fd);
+    sockaddr_in sin {};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(p.addr.ipv4);
+    sin.sin_port = htons(p.addr.port);
+    auto c = std::make_unique<connection>();
+    c->fd = fd;
+    c->outgoing = true;
+    c->p = &p;
+    c->st = connection::state::dialing;
+    p.dialing = c.get();
+    const int r = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+    epoll_event ev {};
+    ev.events = EPOLLIN | EPOLLOUT;
+    ev.data.ptr = c.get();
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    c->want_write = true;
+    connection& ref = *c;
+    conns_.push_back(std::move(c));
+    HASHI_DEBUG("connecting to %s", p.describe().c_str());
+    if (r != 0 && errno != EINPROGRESS) {
+        connection_failed(ref, std::string("cannot connect: ") + std::strerror(errno));
+        return;
+    }
+}
+
+namespace {
+void append_frame(std::vector<std::uint8_t>& out, wire::frame_type t, const wire::hello& h)
+{
+    wire::frame_header fh;
+    fh.type = t;
+    fh.length = wire::hello_size;
+    const auto hb = wire::encode_header(fh);
+    const auto body = wire::encode_hello(h);
+    out.insert(out.end(), hb.begin(), hb.end());
+    out.insert(out.end(), body.begin(), body.end());
+}
+} // namespace
+
+void endpoint::accept_pending()
+{
+    for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+                log_warn("accept: %s", std::strerror(errno));
+            return;
+        }
+        set_nodelay(fd);
+        auto c = std::make_unique<connection>();
+        c->fd = fd;
+        c->st = connection::state::await_hello;
+        epoll_event ev {};
+        ev.events = EPOLLIN;
+        ev.data.ptr = c.get();
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+        conns_.push_back(std::move(c));
+    }
+}
+
+void endpoint::arm_write(connection& c, bool on)
+{
+    if (c.want_write == on || c.fd < 0)
+        return;
+    c.want_write = on;
+    epoll_event ev {};
+    ev.events = (c.rx_only || !c.p || !c.p->is_self ? EPOLLIN : 0) | (on ? EPOLLOUT : 0);
+    ev.data.ptr = &c;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+void endpoint::close_connection(connection& c)
+{
+    if (c.fd >= 0) {
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+        ::close(c.fd);
+        c.fd = -1;
+    }
+    c.st = connection::state::closed;
+    if (c.p != nullptr) {
+        if (c.p->conn == &c)
+            c.p->conn = nullptr;
+        if (c.p->dialing == &c)
+            c.p->dialing = nullptr;
+    }
+}
+
+void endpoint::connection_failed(connection& c, const std::string& why)
+{
+    peer* p = c.p;
+    close_connection(c);
+    if (p != nullptr)
+        fail_peer(*p, why);
+    else
+        log_warn("dropped an incoming connection before its handshake: %s", why.c_str());
+}
+
+std::size_t endpoint::unsent_bytes(const connection& c) const
+{
+    if (c.fd < 0 || (c.p != nullptr && c.p->is_self))
+        return 0;
+    int n = 0;
+    if (::ioctl(c.fd, SIOCOUTQ, &n) != 0)
+        return 0;
+    return static_cast<std::size_t>(n);
+}
+
+bool endpoint::flush_handshake(connection& c)
+{
+    while (c.hs_sent < c.hs_out.size()) {
+        const ssize_t n = ::send(c.fd, c.hs_out.data() + c.hs_sent, c.hs_out.size() - c.hs_sent, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                arm_write(c, true);
+                return false;
+            }
+            if (errno == EINTR)
+                continue;
+            connection_failed(c, std::string("handshake write: ") + std::strerror(errno));
+            return false;
+        }
+        c.hs_sent += static_cast<std::size_t>(n);
+    }
+    c.hs_out.clear();
+    c.hs_sent = 0;
+    return true;
+}
+
+void endpoint::attach(peer& p, connection& c)
+{
+    c.p = &p;
+    c.st = connection::state::open;
+    p.conn = &c;
+    if (p.dialing == &c)
+        p.dialing = nullptr;
+    HASHI_DEBUG("connected to %s", p.describe().c_str());
+    flush(p);
+}
+
+void endpoint::on_hello(connection& c, const wire::hello& h)
+{
+    wire::hello reply;
+    reply.job_id = job_id_;
+    reply.from = self_key_;
+    reply.pid = static_cast<std::uint32_t>(getpid());
+    reply.host = host_;
+    const auto from = endpoint_address::decode(h.from.data(), h.from.size());
+    if (h.job_id != job_id_) {
+        reply.status = wire::hello_status::wrong_job;
+        log_warn("refused a connection from pid %u on %s (%s): it belongs to job %016llx, this is job %016llx", h.pid,
+            h.host.c_str(), from->describe().c_str(), static_cast<unsigned long long>(h.job_id),
+            static_cast<unsigned long long>(job_id_));
+    } else if (h.to != self_key_) {
+        reply.status = wire::hello_status::wrong_endpoint;
+        log_warn("refused a connection from pid %u on %s: it wanted another endpoint at this port (stale address)",
+            h.pid, h.host.c_str());
+    }
+    if (reply.status != wire::hello_status::ok) {
+        append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
+        flush_handshake(c);
+        close_connection(c);
+        return;
+    }
+    peer& p = peer_by_address(*from);
+    p.host = h.host;
+    p.pid = h.pid;
+    const bool ours_wins = p.dialing != nullptr && self_key_ < p.key;
+    if (p.conn != nullptr || ours_wins || p.failed) {
+        reply.status = wire::hello_status::duplicate;
+        append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
+        flush_handshake(c);
+        close_connection(c);
+        return;
+    }
+    if (p.dialing != nullptr) {
+        // Both connected at once and theirs wins: drop ours before it
+        // carries anything.
+        connection* mine = p.dialing;
+        p.dialing = nullptr;
+        mine->p = nullptr;
+        close_connection(*mine);
+    }
+    append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
+    if (!flush_handshake(c) && c.st == connection::state::closed)
+        return;
+    attach(p, c);
+}
+
+void endpoint::on_hello_ack(connection& c, const wire::hello& h)
+{
+    peer& p = *c.p;
+    switch (h.status) {
+    case wire::hello_status::ok:
+        if (h.from != p.key) {
+            connection_failed(c,
+                "the process that answered at " + p.addr.describe() +
+                    " is not the endpoint in the address vector (stale address?)");
+            return;
+        }
+        p.host = h.host;
+        p.pid = h.pid;
+        attach(p, c);
+        return;
+    case wire::hello_status::duplicate:
+        // The peer's own connection to us carries the traffic; our queue
+        // waits for it.
+        c.p = nullptr;
+        if (p.dialing == &c)
+            p.dialing = nullptr;
+        close_connection(c);
+        return;
+    default:
+        connection_failed(c, std::string("the peer refused the connection: ") + wire::hello_status_text(h.status));
+        return;
+    }
+}
+
+void endpoint::handle_events(connection& c, std::uint32_t events)
+{
+    if (c.st == connection::state::closed)
+        return;
+    if (c.st == connection::state::dialing) {
+        if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) == 0)
+            return;
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+            connection_failed(c, std::string("cannot connect: ") + std::strerror(err));
+            return;
+        }
+        wire::hello h;
+        h.job_id = job_id_;
+        h.from = self_key_;
+        h.to = c.p->key;
+        h.pid = static_cast<std::uint32_t>(getpid());
+        h.host = host_;
+        append_frame(c.hs_out, wire::frame_type::hello, h);
+        c.st = connection::state::await_ack;
+        if (flush_handshake(c))
+            arm_write(c, false);
+        return;
+    }
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        read_from(c);
+    if (c.st == connection::state::closed)
+        return;
+    if (events & EPOLLOUT) {
+        if (!c.hs_out.empty() && !flush_handshake(c))
+            return;
+        if (c.st == connection::state::open && c.p != nullptr && c.p->conn == &c) {
+            if (flush(*c.p))
+                arm_write(c, false);
+        } else {
+            arm_write(c, false);
+        }
+    }
+}
+
+bool endpoint::flush(peer& p)
+{
+    connection* c = p.conn;
+    if (c == nullptr || c->st != connection::state::open)
+        return false;
+    bool moved = false;
+    while (!p.txq.empty()) {
+        // Gather as many queued frames as fit in one sendmsg.
+        iovec iov[64];
+        int n = 0;
+        std::size_t want = 0;
+        for (auto it = p.txq.begin(); it != p.txq.end() && n < 64 - static_cast<int>(provider_iov_limit) - 1; ++it) {
+            std::size_t skip = it->sent;
+            if (skip < wire::header_size) {
+                iov[n++] = {it->hdr.data() + skip, wire::header_size - skip};
+                want += wire::header_size - skip;
+                skip = 0;
+            } else {
+                skip -= wire::header_size;
+            }
+            for (std::size_t i = 0; i < it->iov_count; ++i) {
+                const std::size_t l = it->iov[i].iov_len;
+                if (skip >= l) {
+                    skip -= l;
+                    continue;
+                }
+                iov[n++] = {static_cast<std::uint8_t*>(it->iov[i].iov_base) + skip, l - skip};
+                want += l - skip;
+                skip = 0;
+            }
+        }
+        msghdr mh {};
+        mh.msg_iov = iov;
+        mh.msg_iovlen = static_cast<std::size_t>(n);
+        const ssize_t w = ::sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                arm_write(*c, true);
+                return moved;
+            }
+            connection_failed(*c, std::string("write failed: ") + std::strerror(errno));
+            return moved;
+        }
+        moved = true;
+        std::size_t left = static_cast<std::size_t>(w);
+        while (left > 0 || (!p.txq.empty() && p.txq.front().sent == p.txq.front().total)) {
+            tx_item& t = p.txq.front();
+            const std::size_t take = std::min(left, t.total - t.sent);
+            t.sent += take;
+            left -= take;
+            if (t.sent < t.total)
+                break;
+            p.stats.tx_bytes += t.payload_bytes;
+            op* done = t.done;
+            p.txq.pop_front();
+            --tx_queued_;
+            if (done != nullptr)
+                complete_send(*done);
+        }
+        if (static_cast<std::size_t>(w) < want) {
+            arm_write(*c, true);
+            return moved;
+        }
+    }
+    arm_write(*c, false);
+    return moved;
+}
+
+bool endpoint::read_from(connection& c)
+{
+    bool moved = false;
+    int reads = 0;
+    if (c.rx.empty())
+        c.rx.resize(initial_rx_buffer);
+    while (c.st != connection::state::closed) {
+        auto& s = c.sink;
+        if (s.active) {
+            std::size_t avail = c.tail - c.head;
+            if (avail > 0) {
+                const std::size_t n = std::min(avail, s.remaining);
+                std::size_t off = 0;
+                // Copy into the sink's iov, then drop what is to be discarded.
+                for (std::size_t i = 0; i < s.iov_count && off < n; ++i) {
+                    const std::size_t m = std::min(s.iov[i].iov_len, n - off);
+                    std::memcpy(s.iov[i].iov_base, &c.rx[c.head + off], m);
+                    s.iov[i].iov_base = static_cast<std::uint8_t*>(s.iov[i].iov_base) + m;
+                    s.iov[i].iov_len -= m;
+                    off += m;
+                }
+                c.head += n;
+                s.remaining -= n;
+                if (off < n)
+                    s.discard -= std::min(s.discard, n - off);
+            } else if (s.remaining > 0) {
+                if (reads++ >= reads_per_event)
+                    return moved;
+                // Straight from the socket into the application's memory.
+                iovec iov[provider_iov_limit + 1];
+                std::size_t k = 0;
+                for (std::size_t i = 0; i < s.iov_count; ++i)
+                    if (s.iov[i].iov_len > 0)
+                        iov[k++] = s.iov[i];
+                ssize_t r;
+                if (k > 0) {
+                    r = ::readv(c.fd, iov, static_cast<int>(k));
+                } else {
+                    // Bytes nobody wants (a refused RMA write): through the
+                    // receive buffer and dropped.
+                    r = ::recv(c.fd, c.rx.data(), std::min(c.rx.size(), s.discard), 0);
+                    if (r > 0) {
+                        s.discard -= static_cast<std::size_t>(r);
+                        s.remaining -= static_cast<std::size_t>(r);
+                        moved = true;
+                        continue;
+                    }
+                }
+                if (r == 0) {
+                    connection_failed(c, "the connection closed in the middle of a frame (did the process die?)");
+                    return true;
+                }
+                if (r < 0) {
+                    if (errno == EINTR)
+                        continue;
+                    if (errno == EAGAIN || errno == EWOULDBLOCK)
+                        return moved;
+                    connection_failed(c, std::string("read failed: ") + std::strerror(errno));
+                    return true;
+                }
+                std::size_t got = static_cast<std::size_t>(r);
+                s.remaining -= got;
+                for (std::size_t i = 0; i < s.iov_count && got > 0; ++i) {
+                    const std::size_t m = std::min(s.iov[i].iov_len, got);
+                    s.iov[i].iov_base = static_cast<std::uint8_t*>(s.iov[i].iov_base) + m;
+                    s.iov[i].iov_len -= m;
+                    got -= m;
+                }
+            }
+            moved = true;
+            if (s.remaining == 0) {
+                s.active = false;
+                if (c.p != nullptr)
+                    c.p->stats.rx_bytes += s.h.length;
+                end_direct(c);
+            }
+            continue;
+        }
+
+        std::size_t avail = c.tail - c.head;
+        std::size_t need = wire::header_size;
+        if (avail >= wire::header_size) {
+            auto decoded = wire::decode_header(&c.rx[c.head]);
+            if (auto* e = std::get_if<wire::decode_error>(&decoded)) {
+                connection_failed(c, "malformed frame: " + e->reason);
+                return true;
+            }
+            const auto& h = std::get<wire::frame_header>(decoded);
+            const bool handshake = h.type == wire::frame_type::hello || h.type == wire::frame_type::hello_ack;
+            const bool expected_handshake = c.st == connection::state::await_hello ? h.type == wire::frame_type::hello
+                : c.st == connection::state::await_ack ? h.type == wire::frame_type::hello_ack
+                                                       : !handshake;
+            if (!expected_handshake) {
+                connection_failed(c,
+                    std::string("unexpected ") + wire::frame_type_name(h.type) + " frame " +
+                        (c.st == connection::state::open ? "after" : "before") + " the handshake");
+                return true;
+            }
+            if (!handshake && h.seq != c.p->rx_seq) {
+                connection_failed(c,
+                    "frame out of sequence: got " + std::to_string(h.seq) + ", expected " +
+                        std::to_string(c.p->rx_seq));
+                return true;
+            }
+            const bool inline_payload =
+                handshake || h.type == wire::frame_type::msg || h.type == wire::frame_type::tagged || h.length == 0;
+            if (!inline_payload) {
+                c.head += wire::header_size;
+                ++c.p->rx_seq;
+                moved = true;
+                if (!begin_direct(c, h))
+                    return true;
+                continue;
+            }
+            need = wire::header_size + h.length;
+            if (avail >= need) {
+                const std::uint8_t* payload = &c.rx[c.head + wire::header_size];
+                c.head += need;
+                moved = true;
+                if (handshake) {
+                    auto hello = wire::decode_hello(payload, h.length);
+                    if (auto* e = std::get_if<wire::decode_error>(&hello)) {
+                        connection_failed(c, "bad handshake: " + e->reason);
+                        return true;
+                    }
+                    if (h.type == wire::frame_type::hello)
+                        on_hello(c, std::get<wire::hello>(hello));
+                    else
+                        on_hello_ack(c, std::get<wire::hello>(hello));
+                } else {
+                    ++c.p->rx_seq;
+                    c.p->stats.rx_bytes += h.length;
+                    if (!handle_inline_frame(c, h, payload))
+                        return true;
+                }
+                continue;
+            }
+        }
+        // Need more bytes: make room, then read.
+        if (c.rx.size() < need)
+            c.rx.resize(std::max(need, c.rx.size() * 2));
+        if (c.head > 0 && (c.rx.size() - c.tail < need - avail || c.head == c.tail)) {
+            std::memmove(c.rx.data(), c.rx.data() + c.head, avail);
+            c.head = 0;
+            c.tail = avail;
+        }
+        if (reads++ >= reads_per_event)
+            return moved;
+        const ssize_t r = ::recv(c.fd, c.rx.data() + c.tail, c.rx.size() - c.tail, 0);
+        if (r > 0) {
+            c.tail += static_cast<std::size_t>(r);
+            moved = true;
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return moved;
+        // End of stream, or an error.
+        const std::string why = r == 0 ? std::string("connection closed") : std::string(std::strerror(errno));
+        if (c.p == nullptr || c.st != connection::state::open) {
+            // A connection that lost a simultaneous connect, or a stranger.
+            if (c.p != nullptr && c.p->dialing == &c)
+                c.p->dialing = nullptr;
+            c.p = nullptr;
+            close_connection(c);
+            return true;
+        }
+        if (avail > 0) {
+            connection_failed(c, why + " in the middle of a frame (did the process die?)");
+            return true;
+        }
+        if (c.bye_received || closing_) {
+            c.eof = true;
+            peer* p = c.p;
+            close_connection(c);
+            // Anything still queued for it cannot be delivered.
+            if (p != nullptr && !p->txq.empty() && !closing_)
+                fail_peer(*p, "the peer closed its endpoint with messages for it still queued");
+            return true;
+        }
+        connection_failed(c, why + " without a goodbye (did the process die?)");
+        return true;
+    }
+    return moved;
+}
+
+bool endpoint::progress()
+{
+    if (!enabled_)
+        return false;
+    epoll_event events[64];
+    const int n = ::epoll_wait(epoll_fd_, events, 64, 0);
+    bool moved = n > 0;
+    for (int i = 0; i < n; ++i) {
+        if (events[i].data.ptr == nullptr)
+            accept_pending();
+        else
+            handle_events(*static_cast<connection*>(events[i].data.ptr), events[i].events);
+    }
+    std::erase_if(conns_, [](const std::unique_ptr<connection>& c) { return c->st == connection::state::closed; });
+    return moved;
+}
+
+void endpoint::fail_peer(peer& p, const std::string& why)
+{
+    if (p.failed)
+        return;
+    p.failed = true;
+    p.failure = why;
+    if (closing_)
+        log_warn("while closing: %s: %s", p.describe().c_str(), why.c_str());
+    else
+        log_error("lost %s: %s", p.describe().c_str(), why.c_str());
+    if (p.conn != nullptr)
+        close_connection(*p.conn);
+    if (p.dialing != nullptr)
+        close_connection(*p.dialing);
+    // Every operation that needs this peer ends with an error completion:
+    // MPICH then reports the failure instead of waiting forever.
+    while (!p.txq.empty()) {
+        op* done = p.txq.front().done;
+        p.txq.pop_front();
+        --tx_queued_;
+        if (done != nullptr)
+            complete_error(*done, FI_EIO, 0, done->k == op::kind::send ? tx_cq_ : tx_cq_);
+    }
+    auto fail_map = [&](std::unordered_map<std::uint64_t, op*>& m, cq_obj* cq, bool rma) {
+        for (auto it = m.begin(); it != m.end();) {
+            if (it->second->p == &p) {
+                op* o = it->second;
+                it = m.erase(it);
+                if (rma)
+                    complete_rma(*o, -FI_EIO);
+                else
+                    complete_error(*o, FI_EIO, 0, cq);
+            } else {
+                ++it;
+            }
+        }
+    };
+    fail_map(rdv_sends_, tx_cq_, false);
+    fail_map(rdv_recvs_, rx_cq_, false);
+    fail_map(rma_ops_, tx_cq_, true);
+    if (p.fi_addr != FI_ADDR_NOTAVAIL) {
+        for (auto* eng : {&tagged_, &untagged_})
+            for (const auto& r : eng->fail_source(p.fi_addr)) {
+                op* o = reinterpret_cast<op*>(r.cookie);
+                posted_.erase(o->context);
+                complete_error(*o, FI_EIO, 0, rx_cq_);
+            }
+    }
+}
+
+} // namespace hashi::fi

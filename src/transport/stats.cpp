@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Per-peer statistics. With FI_HASHI_STATS_DIR set, every endpoint writes
+// one file there when it closes: a line per peer with bytes and messages each
+// way, the deepest its unexpected queue got, rendezvous and RMA counts, and
+// TCP retransmissions from TCP_INFO. `hashi-info --stats DIR` sums them up.
+#include "transport/endpoint.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace hashi::fi {
+
+void endpoint::write_stats() const
+{
+    const char* dir = std::getenv("FI_HASHI_STATS_DIR");
+    if (dir == nullptr || *dir == '\0')
+        return;
+    const std::string path = std::string(dir) + "/" + host_ + "." + std::to_string(getpid()) + ".stats";
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) {
+        log_warn("FI_HASHI_STATS_DIR: cannot write %s: %m", path.c_str());
+        return;
+    }
+    std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_addr_.describe().c_str(), static_cast<int>(getpid()),
+        host_.c_str());
+    std::fprintf(f,
+        "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
+        "tcp_retransmits\n");
+    for (const auto& [key, p] : peers_) {
+        const auto& s = p->stats;
+        if (s.tx_msgs + s.rx_msgs + s.rma_ops == 0 && s.tx_bytes + s.rx_bytes == 0)
+            continue;
+        unsigned retrans = 0;
+        if (p->conn != nullptr && p->conn->fd >= 0 && !p->is_self) {
+            tcp_info ti {};
+            socklen_t len = sizeof ti;
+            if (::getsockopt(p->conn->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+                retrans = ti.tcpi_total_retrans;
+        }
+        std::fprintf(f, "%s %s %u %llu %llu %llu %llu %llu %llu %llu %u\n",
+            p->is_self ? "self" : (p->fi_addr == FI_ADDR_NOTAVAIL ? "?" : std::to_string(p->fi_addr).c_str()),
+            p->host.empty() ? "?" : p->host.c_str(), p->pid, static_cast<unsigned long long>(s.tx_bytes),
+            static_cast<unsigned long long>(s.tx_msgs), static_cast<unsigned long long>(s.rx_bytes),
+            static_cast<unsigned long long>(s.rx_msgs), static_cast<unsigned long long>(s.unexpected_max),
+            static_cast<unsigned long long>(s.rendezvous), static_cast<unsigned long long>(s.rma_ops), retrans);
+    }
+    std::fclose(f);
+}
+
+} // namespace hashi::fi
