@@ -48,13 +48,13 @@ enum { MiB = 1 << 20 };
 
 static const struct p2p_benchmark benchmarks[] = {
     { "latency", "us", "one-way latency, half a blocking ping-pong round trip", p2p_pingpong, latency_us, 0, 4 * MiB,
-        5000, 10 },
-    { "bw", "MB/s", "unidirectional bandwidth, windows of non-blocking sends", p2p_stream, stream_mbps, 1, 4 * MiB, 200,
+        2000, 10 },
+    { "bw", "MB/s", "unidirectional bandwidth, windows of non-blocking sends", p2p_stream, stream_mbps, 1, 4 * MiB, 100,
         5 },
     { "bibw", "MB/s", "bidirectional bandwidth (sum of both directions), windows both ways", p2p_exchange,
-        exchange_mbps, 1, 4 * MiB, 200, 5 },
+        exchange_mbps, 1, 4 * MiB, 100, 5 },
     { "msgrate", "kmsg/s", "message rate of small messages, windows of non-blocking sends", p2p_stream, stream_kmsgs, 1,
-        4096, 1000, 20 },
+        4096, 200, 20 },
 };
 enum { NBENCH = sizeof benchmarks / sizeof benchmarks[0] };
 
@@ -70,7 +70,7 @@ static void usage(FILE* out)
 {
     fprintf(out,
         "usage: hashi-p2p [--quick] [--max-size BYTES] [--window N] [--iters N] BENCHMARK...\n"
-        "  --quick           every third power of two, a twentieth of the iterations (smoke runs)\n"
+        "  --quick           every third power of two, a tenth of the iterations (smoke runs)\n"
         "  --max-size BYTES  largest message (default 4 MiB; msgrate 4 KiB)\n"
         "  --window N        messages in flight per window, 1 to %d (default 64)\n"
         "  --iters N         iterations for messages up to 8 KiB (fewer for larger ones)\n"
@@ -161,7 +161,7 @@ static long iterations(const struct p2p_benchmark* bm, const struct options* o, 
     long base = o->iters ? o->iters : bm->base_iters;
     long floor = bm->min_iters;
     if (o->quick) {
-        base = base / 20 > 0 ? base / 20 : 1;
+        base = base / 10 > 0 ? base / 10 : 1;
         floor = 2;
     }
     long n = size <= 8192 ? base : (long)((double)base * 8192.0 / (double)size);
