@@ -212,6 +212,7 @@ private:
     void deliver_rts(peer& p, const wire::frame_header& h);
     void matched(const match::match_result& m, bool tagged);
     void start_rendezvous_recv(op& o, std::uint64_t sender_op, peer& p);
+    void pack_multi_recv(op& o, const std::uint8_t* payload, std::size_t len, bool has_data, std::uint64_t data);
 
     // Completions.
     void complete_send(op& o);

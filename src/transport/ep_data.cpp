@@ -31,6 +31,19 @@ void scatter(const iovec* iov, std::size_t count, const std::uint8_t* src, std::
     }
 }
 
+// A private copy of a gather list, for operations whose buffer the caller
+// may reuse as soon as the call returns (inject).
+std::unique_ptr<std::uint8_t[]> copy_of(const iovec* iov, std::size_t count, std::size_t len)
+{
+    std::unique_ptr<std::uint8_t[]> copy(new std::uint8_t[len]);
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::memcpy(copy.get() + off, iov[i].iov_base, iov[i].iov_len);
+        off += iov[i].iov_len;
+    }
+    return copy;
+}
+
 match::source_t source_of(const peer& p)
 {
     return p.fi_addr == FI_ADDR_NOTAVAIL ? match::any_source : p.fi_addr;
@@ -71,12 +84,7 @@ ssize_t endpoint::post_send(const iovec* iov, std::size_t count, fi_addr_t dest,
         std::unique_ptr<std::uint8_t[]> copy;
         iovec v {};
         if (len > 0) {
-            copy.reset(new std::uint8_t[len]);
-            std::size_t off = 0;
-            for (std::size_t i = 0; i < count; ++i) {
-                std::memcpy(copy.get() + off, iov[i].iov_base, iov[i].iov_len);
-                off += iov[i].iov_len;
-            }
+            copy = copy_of(iov, count, len);
             v = {copy.get(), len};
         }
         queue_frame(*p, h, &v, len > 0 ? 1 : 0, std::move(copy), nullptr);
@@ -96,7 +104,11 @@ ssize_t endpoint::post_send(const iovec* iov, std::size_t count, fi_addr_t dest,
     o->addr = dest;
     o->tag = tag;
     o->p = p;
-    if (len <= eager_limit_) {
+    // Untagged messages go to multi-receive buffers, which cannot take a
+    // rendezvous; MPICH's are at most 16 KiB, so they are always eager up to
+    // the protocol's limit.
+    const std::size_t limit = tagged ? eager_limit_ : wire::max_eager_payload;
+    if (len <= limit) {
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;
         queue_frame(*p, h, o->iov.data(), count, nullptr, o);
@@ -268,43 +280,7 @@ void endpoint::deliver_eager(peer& p, const wire::frame_header& h, const std::ui
         o->msg_data = h.data;
         o->p = &p;
         if (o->k == op::kind::multi_recv) {
-            // Pack the message into the buffer right after the last one.
-            const std::size_t room = o->length - o->consumed;
-            const std::size_t n = std::min<std::size_t>(room, h.length);
-            auto* at = static_cast<std::uint8_t*>(o->iov[0].iov_base) + o->consumed;
-            std::memcpy(at, payload, n);
-            o->consumed += n;
-            const bool used_up = o->length - o->consumed < std::max<std::size_t>(min_multi_recv_, 1);
-            std::uint64_t flags = FI_RECV | FI_MSG | ((h.flags & wire::flag_remote_data) ? FI_REMOTE_CQ_DATA : 0);
-            if (used_up) {
-                engine.remove_posted(r->recv.cookie);
-                posted_.erase(o->context);
-                flags |= FI_MULTI_RECV;
-            }
-            if (n < h.length) {
-                fi_cq_err_entry e {};
-                e.op_context = o->context;
-                e.flags = flags;
-                e.len = n;
-                e.buf = at;
-                e.data = h.data;
-                e.olen = h.length - n;
-                e.err = FI_ETRUNC;
-                e.prov_errno = FI_ETRUNC;
-                rx_cq_->push_error(e);
-            } else {
-                fi_cq_tagged_entry e {};
-                e.op_context = o->context;
-                e.flags = flags;
-                e.len = n;
-                e.buf = at;
-                e.data = h.data;
-                rx_cq_->push(e);
-            }
-            if (recv_cntr_ != nullptr)
-                ++recv_cntr_->value;
-            if (used_up)
-                free_op(o);
+            pack_multi_recv(*o, payload, h.length, (h.flags & wire::flag_remote_data) != 0, h.data);
             return;
         }
         o->expected = std::min(o->length, static_cast<std::size_t>(h.length));
@@ -370,35 +346,7 @@ void endpoint::matched(const match::match_result& r, bool /*tagged*/)
                 queue_control(p, wire::frame_type::cts, um->sender_op, 0, 0);
             return;
         }
-        wire::frame_header h;
-        h.tag = r.msg.tag;
-        h.data = r.msg.data;
-        h.length = um->payload.size();
-        h.flags = um->has_data ? wire::flag_remote_data : 0;
-        // Same packing as for a message that arrives after the buffer.
-        posted_[o->context] = o;
-        auto& engine = untagged_;
-        // deliver_eager() would match again; pack directly instead.
-        const std::size_t room = o->length - o->consumed;
-        const std::size_t n = std::min<std::size_t>(room, h.length);
-        auto* at = static_cast<std::uint8_t*>(o->iov[0].iov_base) + o->consumed;
-        std::memcpy(at, um->payload.data(), n);
-        o->consumed += n;
-        const bool used_up = o->length - o->consumed < std::max<std::size_t>(min_multi_recv_, 1);
-        fi_cq_tagged_entry e {};
-        e.op_context = o->context;
-        e.flags = FI_RECV | FI_MSG | (um->has_data ? FI_REMOTE_CQ_DATA : 0) | (used_up ? FI_MULTI_RECV : 0);
-        e.len = n;
-        e.buf = at;
-        e.data = h.data;
-        rx_cq_->push(e);
-        if (recv_cntr_ != nullptr)
-            ++recv_cntr_->value;
-        if (used_up) {
-            engine.remove_posted(r.recv.cookie);
-            posted_.erase(o->context);
-            free_op(o);
-        }
+        pack_multi_recv(*o, um->payload.data(), um->payload.size(), um->has_data, r.msg.data);
         return;
     }
     o->msg_length = r.msg.length;
@@ -418,6 +366,49 @@ void endpoint::matched(const match::match_result& r, bool /*tagged*/)
     scatter(o->iov.data(), o->iov_count, um->payload.data(), o->expected);
     o->received = o->expected;
     complete_recv(*o);
+}
+
+void endpoint::pack_multi_recv(op& o, const std::uint8_t* payload, std::size_t len, bool has_data, std::uint64_t data)
+{
+    // Each message goes right after the previous one; the buffer is released
+    // (FI_MULTI_RECV on the completion) once less than the minimum is left.
+    const std::size_t room = o.length - o.consumed;
+    const std::size_t n = std::min(room, len);
+    auto* at = static_cast<std::uint8_t*>(o.iov[0].iov_base) + o.consumed;
+    if (n > 0)
+        std::memcpy(at, payload, n);
+    o.consumed += n;
+    const bool used_up = o.length - o.consumed < std::max<std::size_t>(min_multi_recv_, 1);
+    std::uint64_t flags = FI_RECV | FI_MSG | (has_data ? FI_REMOTE_CQ_DATA : 0);
+    if (used_up) {
+        untagged_.remove_posted(reinterpret_cast<std::uint64_t>(&o));
+        posted_.erase(o.context);
+        flags |= FI_MULTI_RECV;
+    }
+    if (n < len) {
+        fi_cq_err_entry e {};
+        e.op_context = o.context;
+        e.flags = flags;
+        e.len = n;
+        e.buf = at;
+        e.data = data;
+        e.olen = len - n;
+        e.err = FI_ETRUNC;
+        e.prov_errno = FI_ETRUNC;
+        rx_cq_->push_error(e);
+    } else {
+        fi_cq_tagged_entry e {};
+        e.op_context = o.context;
+        e.flags = flags;
+        e.len = n;
+        e.buf = at;
+        e.data = data;
+        rx_cq_->push(e);
+    }
+    if (recv_cntr_ != nullptr)
+        ++recv_cntr_->value;
+    if (used_up)
+        free_op(&o);
 }
 
 void endpoint::start_rendezvous_recv(op& o, std::uint64_t sender_op, peer& p)
@@ -480,12 +471,7 @@ ssize_t endpoint::post_rma(op::kind k, const iovec* iov, std::size_t count, fi_a
         return 0;
     }
     if (inject && len > 0) {
-        o->owned.reset(new std::uint8_t[len]);
-        std::size_t off = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            std::memcpy(o->owned.get() + off, iov[i].iov_base, iov[i].iov_len);
-            off += iov[i].iov_len;
-        }
+        o->owned = copy_of(iov, count, len);
         o->iov[0] = {o->owned.get(), len};
         o->iov_count = 1;
     }

@@ -34,3 +34,25 @@ libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS)
 libhashi_fi_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 libhashi_fi_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -no-undefined
 libhashi_fi_la_LIBADD = $(FABRIC_LIBS)
+
+## Unit tests of the wire format (Boost.Test) ################################
+check_PROGRAMS += tests/unit/transport-unit
+tests_unit_transport_unit_SOURCES = \
+	tests/unit/transport/main.cpp \
+	tests/unit/transport/test_wire.cpp \
+	src/transport/wire/frame.cpp \
+	src/transport/address.cpp
+tests_unit_transport_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK
+tests_unit_transport_unit_LDADD = -lboost_unit_test_framework
+TESTS += tests/unit/transport-unit
+
+## Robustness checks through the libfabric API (run by provider.sh) ##########
+check_PROGRAMS += tests/transport/fi-robustness
+tests_transport_fi_robustness_SOURCES = \
+	tests/transport/fi_robustness.cpp \
+	src/transport/wire/frame.cpp \
+	src/transport/address.cpp
+tests_transport_fi_robustness_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS)
+tests_transport_fi_robustness_LDADD = $(FABRIC_LIBS)
+TESTS += tests/integration/provider.sh
+EXTRA_DIST += tests/integration/provider.sh

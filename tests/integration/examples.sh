@@ -27,7 +27,7 @@ check_examples() { # label, mpiexec options...
 check_examples node -n 4
 # Four "hosts" that are all this machine: PMI_process_mapping makes them
 # four nodes to MPICH, so no shared memory between them.
-for provider in sockets "tcp;ofi_rxm"; do
+for provider in hashi sockets "tcp;ofi_rxm"; do
     tag=${provider//;/_}
     check_examples "$tag" -n 4 -provider "$provider" -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" -hosts n0,n1,n2,n3
 done

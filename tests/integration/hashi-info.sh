@@ -8,6 +8,7 @@ expect_in info info.out "^Hashi MPI: +[0-9]+\.[0-9]+\.[0-9]+"
 expect_in info info.out "^MPICH base: +4\.0\.2"
 expect_in info info.out "^libfabric: +1\.1[7-9]|^libfabric: +[2-9]\."
 expect_in info info.out "^Providers \(RDM\): .*sockets"
+expect_in info info.out "^Providers \(RDM\): .*hashi"
 expect_in info info.out "^MPICH base configure: .*--with-device=ch4:ofi"
 expect_in info info.out "^Kernel module: "
 run providers -- hashi-info --providers

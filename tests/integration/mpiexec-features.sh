@@ -30,7 +30,7 @@ expect_count single-node single-node.out "node_size=3 " 3
 mkdir -p elsewhere
 run env -- env HASHI_INHERITED=yes mpiexec -genv G global -n 2 -env L local -wdir "$work/elsewhere" "$work/show_env" G L HASHI_INHERITED FI_PROVIDER PMI_FD
 expect_status env 0
-expect_count env env.out "cwd=$work/elsewhere G=global L=local HASHI_INHERITED=yes FI_PROVIDER=sockets PMI_FD=3" 2
+expect_count env env.out "cwd=$work/elsewhere G=global L=local HASHI_INHERITED=yes FI_PROVIDER=hashi PMI_FD=3" 2
 
 run genvnone -- env HASHI_INHERITED=yes mpiexec -genvnone -genv PATH "$PATH" -n 1 ./show_env HASHI_INHERITED PATH
 expect_in genvnone genvnone.out "HASHI_INHERITED=<unset> PATH="

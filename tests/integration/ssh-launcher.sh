@@ -55,7 +55,7 @@ expect_in ssh-job ssh-job.out "^rank=3 node=127.0.0.1 "
 run ssh-env -- mpiexec -launcher ssh -launcher-exec "$ssh_cmd" -hosts 127.0.0.1 -n 1 -genv G "a b" \
     -wdir /tmp "$work/show_env" G PMI_PORT FI_PROVIDER
 expect_status ssh-env 0
-expect_in ssh-env ssh-env.out "^rank=0 cwd=/tmp G=a b PMI_PORT=[^ ]+:[0-9]+ FI_PROVIDER=sockets"
+expect_in ssh-env ssh-env.out "^rank=0 cwd=/tmp G=a b PMI_PORT=[^ ]+:[0-9]+ FI_PROVIDER=hashi"
 
 run ssh-segv -- mpiexec -launcher ssh -launcher-exec "$ssh_cmd" -hosts localhost:2,127.0.0.1:2 -n 4 "$work/segv" 3
 # The shim reports the real cause; ssh by itself would only say 255.

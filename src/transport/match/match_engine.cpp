@@ -20,10 +20,11 @@ template <auto L, class Node> void push_back(std::vector<Node>& pool, chain& c, 
     links& l = pool[i].*L;
     l.prev = c.tail;
     l.next = nil;
-    if (c.tail != nil)
+    if (c.tail != nil) {
         (pool[c.tail].*L).next = i;
-    else
+    } else {
         c.head = i;
+    }
     c.tail = i;
 }
 
@@ -34,27 +35,31 @@ void insert_after(std::vector<Node>& pool, chain& c, std::uint32_t pos, std::uin
     links& l = pool[i].*L;
     l.prev = pos;
     l.next = pos == nil ? c.head : (pool[pos].*L).next;
-    if (l.next != nil)
+    if (l.next != nil) {
         (pool[l.next].*L).prev = i;
-    else
+    } else {
         c.tail = i;
-    if (pos != nil)
+    }
+    if (pos != nil) {
         (pool[pos].*L).next = i;
-    else
+    } else {
         c.head = i;
+    }
 }
 
 template <auto L, class Node> void unlink(std::vector<Node>& pool, chain& c, std::uint32_t i) noexcept
 {
     links& l = pool[i].*L;
-    if (l.prev != nil)
+    if (l.prev != nil) {
         (pool[l.prev].*L).next = l.next;
-    else
+    } else {
         c.head = l.next;
-    if (l.next != nil)
+    }
+    if (l.next != nil) {
         (pool[l.next].*L).prev = l.prev;
-    else
+    } else {
         c.tail = l.prev;
+    }
     l = links {};
 }
 
@@ -68,8 +73,9 @@ template <auto L, class Node> std::uint32_t take_node(std::vector<Node>& pool, s
         pool[i] = Node {};
         return i;
     }
-    if (pool.size() >= nil)
+    if (pool.size() >= nil) {
         throw std::bad_alloc();
+    }
     pool.emplace_back();
     return static_cast<std::uint32_t>(pool.size() - 1);
 }
@@ -99,37 +105,50 @@ std::size_t detail::index_table::home(std::uint64_t key) const noexcept
 
 std::uint32_t detail::index_table::find(std::uint64_t key) const noexcept
 {
-    if (slots_.empty())
+    if (slots_.empty()) {
         return nil;
+    }
     const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = home(key); slots_[i].value != nil; i = (i + 1) & mask)
-        if (slots_[i].key == key)
+    for (std::size_t i = home(key); slots_[i].value != nil; i = (i + 1) & mask) {
+        if (slots_[i].key == key) {
             return slots_[i].value;
+        }
+    }
     return nil;
 }
 
 void detail::index_table::insert(std::uint64_t key, std::uint32_t value)
 {
-    if ((size_ + 1) * 2 > slots_.size())
+    if ((size_ + 1) * 2 > slots_.size()) {
         grow();
+    }
+    place(key, value);
+}
+
+void detail::index_table::place(std::uint64_t key, std::uint32_t value) noexcept
+{
     const std::size_t mask = slots_.size() - 1;
     std::size_t i = home(key);
-    while (slots_[i].value != nil)
+    while (slots_[i].value != nil) {
         i = (i + 1) & mask;
+    }
     slots_[i] = slot {key, value};
     ++size_;
 }
 
 void detail::index_table::erase(std::uint64_t key, std::uint32_t value) noexcept
 {
-    if (slots_.empty())
+    if (slots_.empty()) {
         return;
+    }
     const std::size_t mask = slots_.size() - 1;
     std::size_t i = home(key);
-    while (slots_[i].value != nil && !(slots_[i].key == key && slots_[i].value == value))
+    while (slots_[i].value != nil && !(slots_[i].key == key && slots_[i].value == value)) {
         i = (i + 1) & mask;
-    if (slots_[i].value == nil)
+    }
+    if (slots_[i].value == nil) {
         return;
+    }
     // Backward shift: every later entry of the probe run whose home is not
     // cyclically in (hole, its slot] moves into the hole, so lookups never
     // meet a gap before their key.
@@ -152,9 +171,11 @@ void detail::index_table::grow()
     old.swap(slots_);
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
     size_ = 0;
-    for (const slot& s : old)
-        if (s.value != nil)
-            insert(s.key, s.value);
+    for (const slot& s : old) {
+        if (s.value != nil) {
+            place(s.key, s.value);
+        }
+    }
 }
 
 // match_engine: helpers //////////////////////////////////////////////////////
@@ -167,10 +188,12 @@ std::uint32_t match_engine::find_bin(source_t source) const noexcept
 std::uint32_t match_engine::bin_for(source_t source)
 {
     std::uint32_t b = find_bin(source);
-    if (b != nil)
+    if (b != nil) {
         return b;
-    if (bins_.size() >= nil)
+    }
+    if (bins_.size() >= nil) {
         throw std::bad_alloc();
+    }
     // The table insert may throw; an unused bin at the end is harmless.
     bins_.emplace_back();
     b = static_cast<std::uint32_t>(bins_.size() - 1);
@@ -194,17 +217,22 @@ std::uint32_t match_engine::new_unexpected()
 std::uint32_t match_engine::first_unexpected(source_t source, std::uint64_t tag, std::uint64_t ignore) const noexcept
 {
     if (source == any_source) {
-        for (std::uint32_t i = arrival_.head; i != nil; i = unexpected_[i].in_arrival.next)
-            if (accepts(source, tag, ignore, unexpected_[i].msg.source, unexpected_[i].msg.tag))
+        for (std::uint32_t i = arrival_.head; i != nil; i = unexpected_[i].in_arrival.next) {
+            if (accepts(source, tag, ignore, unexpected_[i].msg.source, unexpected_[i].msg.tag)) {
                 return i;
+            }
+        }
         return nil;
     }
     const std::uint32_t b = find_bin(source);
-    if (b == nil)
+    if (b == nil) {
         return nil;
-    for (std::uint32_t i = bins_[b].unexpected.head; i != nil; i = unexpected_[i].in_bin.next)
-        if (accepts(source, tag, ignore, unexpected_[i].msg.source, unexpected_[i].msg.tag))
+    }
+    for (std::uint32_t i = bins_[b].unexpected.head; i != nil; i = unexpected_[i].in_bin.next) {
+        if (accepts(source, tag, ignore, unexpected_[i].msg.source, unexpected_[i].msg.tag)) {
             return i;
+        }
+    }
     return nil;
 }
 
@@ -229,9 +257,11 @@ std::uint32_t match_engine::first_posted(source_t source, std::uint64_t tag) con
             }
         }
     }
-    for (std::uint32_t i = wildcard_.head; i != nil && posted_[i].seq < before; i = posted_[i].order.next)
-        if (tag_accepted(posted_[i].recv, tag))
+    for (std::uint32_t i = wildcard_.head; i != nil && posted_[i].seq < before; i = posted_[i].order.next) {
+        if (tag_accepted(posted_[i].recv, tag)) {
             return i;
+        }
+    }
     return best;
 }
 
@@ -290,8 +320,9 @@ std::optional<match_result> match_engine::post(const posted_recv& recv)
     }
     // Queue a persistent receive before taking the message, so that a
     // bad_alloc leaves the message where it was.
-    if (recv.persistent)
+    if (recv.persistent) {
         queue_posted(recv);
+    }
     const arrived_msg& msg = unexpected_[i].msg;
     match_result r {recv, msg, msg.length > recv.capacity};
     unlink_unexpected(i);
@@ -304,8 +335,9 @@ std::optional<match_result> match_engine::arrive(const arrived_msg& msg)
     const std::uint32_t p = first_posted(msg.source, msg.tag);
     if (p != nil) {
         match_result r {posted_[p].recv, msg, msg.length > posted_[p].recv.capacity};
-        if (!r.recv.persistent)
+        if (!r.recv.persistent) {
             drop_posted(p);
+        }
         return r;
     }
     const std::uint32_t b = bin_for(msg.source);
@@ -324,8 +356,9 @@ std::optional<arrived_msg> match_engine::peek(
     source_t source, std::uint64_t tag, std::uint64_t ignore, std::optional<std::uint64_t> claim_cookie)
 {
     const std::uint32_t i = first_unexpected(source, tag, ignore);
-    if (i == nil)
+    if (i == nil) {
         return std::nullopt;
+    }
     if (claim_cookie && claimed_by_cookie_.find(*claim_cookie) == nil) {
         claimed_by_cookie_.insert(*claim_cookie, i);
         unlink_unexpected(i);
@@ -340,8 +373,9 @@ std::optional<arrived_msg> match_engine::peek(
 std::optional<arrived_msg> match_engine::claim(std::uint64_t claim_cookie)
 {
     const std::uint32_t i = claimed_by_cookie_.find(claim_cookie);
-    if (i == nil)
+    if (i == nil) {
         return std::nullopt;
+    }
     claimed_by_cookie_.erase(claim_cookie, i);
     const arrived_msg msg = unexpected_[i].msg;
     unlink_unexpected(i);
@@ -352,8 +386,9 @@ std::optional<arrived_msg> match_engine::claim(std::uint64_t claim_cookie)
 bool match_engine::cancel(std::uint64_t recv_cookie)
 {
     const std::uint32_t i = posted_by_cookie_.find(recv_cookie);
-    if (i == nil)
+    if (i == nil) {
         return false;
+    }
     drop_posted(i);
     return true;
 }
@@ -367,12 +402,14 @@ std::vector<posted_recv> match_engine::fail_source(source_t source)
 {
     std::vector<posted_recv> failed;
     const std::uint32_t b = source == any_source ? nil : find_bin(source);
-    if (b == nil)
+    if (b == nil) {
         return failed;
+    }
     // Size the answer first: once receives are dropped, nothing may throw.
     std::size_t n = 0;
-    for (std::uint32_t i = bins_[b].posted.head; i != nil; i = posted_[i].order.next)
+    for (std::uint32_t i = bins_[b].posted.head; i != nil; i = posted_[i].order.next) {
         ++n;
+    }
     failed.reserve(n);
     while (bins_[b].posted.head != nil) {
         const std::uint32_t i = bins_[b].posted.head;
@@ -384,9 +421,10 @@ std::vector<posted_recv> match_engine::fail_source(source_t source)
 
 void match_engine::renumber_unexpected(const std::vector<std::uint64_t>& msg_cookies, source_t source)
 {
-    const std::uint32_t from = find_bin(any_source);
-    if (source == any_source || msg_cookies.empty())
+    if (source == any_source || msg_cookies.empty()) {
         return;
+    }
+    const std::uint32_t from = find_bin(any_source);
     std::vector<std::uint64_t> wanted(msg_cookies);
     std::sort(wanted.begin(), wanted.end());
     auto is_wanted = [&](std::uint64_t cookie) { return std::binary_search(wanted.begin(), wanted.end(), cookie); };
@@ -402,16 +440,19 @@ void match_engine::renumber_unexpected(const std::vector<std::uint64_t>& msg_coo
                 // Messages that came after the peer was known may already
                 // be in its bin: keep the bin in arrival order.
                 std::uint32_t pos = bins_[to].unexpected.tail;
-                while (pos != nil && unexpected_[pos].seq > unexpected_[i].seq)
+                while (pos != nil && unexpected_[pos].seq > unexpected_[i].seq) {
                     pos = unexpected_[pos].in_bin.prev;
+                }
                 insert_after<&unexpected_node::in_bin>(unexpected_, bins_[to].unexpected, pos, i);
             }
             i = next;
         }
     }
-    for (std::uint32_t i = claimed_.head; i != nil; i = unexpected_[i].in_arrival.next)
-        if (unexpected_[i].msg.source == any_source && is_wanted(unexpected_[i].msg.cookie))
+    for (std::uint32_t i = claimed_.head; i != nil; i = unexpected_[i].in_arrival.next) {
+        if (unexpected_[i].msg.source == any_source && is_wanted(unexpected_[i].msg.cookie)) {
             unexpected_[i].msg.source = source;
+        }
+    }
 }
 
 } // namespace hashi::match

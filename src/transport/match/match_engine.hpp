@@ -38,6 +38,8 @@
 //    source any_source; other cookies are ignored, as is any_source as the
 //    new source. A renumbered message keeps its place in arrival order.
 //  * fail_source(any_source) removes nothing: wildcard receives stay.
+//  * A source's bin, once made, lives as long as the engine (a few dozen
+//    bytes a peer), so a peer that comes back finds it ready.
 //  * A persistent receive is consumed by at most one queued message in
 //    post(); if more queued messages fit, the provider takes them one by one
 //    with peek(recv.source, recv.tag, recv.ignore, cookie) and claim(cookie)
@@ -80,17 +82,18 @@ struct chain {
 // Expected O(1) per operation at a load factor of at most 1/2.
 class index_table {
 public:
-    std::uint32_t find(std::uint64_t key) const noexcept;
+    [[nodiscard]] std::uint32_t find(std::uint64_t key) const noexcept;
     void insert(std::uint64_t key, std::uint32_t value);
     void erase(std::uint64_t key, std::uint32_t value) noexcept;
-    std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
 private:
     struct slot {
         std::uint64_t key = 0;
         std::uint32_t value = nil; // nil: the slot is empty
     };
-    std::size_t home(std::uint64_t key) const noexcept;
+    [[nodiscard]] std::size_t home(std::uint64_t key) const noexcept;
+    void place(std::uint64_t key, std::uint32_t value) noexcept; // the caller made room
     void grow();
 
     std::vector<slot> slots_;
@@ -102,10 +105,6 @@ private:
 
 class match_engine final : public match_backend {
 public:
-    match_engine() = default;
-    match_engine(const match_engine&) = delete;
-    match_engine& operator=(const match_engine&) = delete;
-
     std::optional<match_result> post(const posted_recv& recv) override;
     std::optional<match_result> arrive(const arrived_msg& msg) override;
     std::optional<arrived_msg> peek(source_t source, std::uint64_t tag, std::uint64_t ignore,
@@ -115,8 +114,8 @@ public:
     bool remove_posted(std::uint64_t recv_cookie) override;
     std::vector<posted_recv> fail_source(source_t source) override;
     void renumber_unexpected(const std::vector<std::uint64_t>& msg_cookies, source_t source) override;
-    std::size_t posted_depth() const noexcept override { return posted_count_; }
-    std::size_t unexpected_depth() const noexcept override { return unexpected_count_; }
+    [[nodiscard]] std::size_t posted_depth() const noexcept override { return posted_count_; }
+    [[nodiscard]] std::size_t unexpected_depth() const noexcept override { return unexpected_count_; }
 
 private:
     struct posted_node {
@@ -140,10 +139,11 @@ private:
         detail::chain unexpected;
     };
 
-    std::uint32_t find_bin(source_t source) const noexcept;
+    [[nodiscard]] std::uint32_t find_bin(source_t source) const noexcept;
     std::uint32_t bin_for(source_t source);
-    std::uint32_t first_unexpected(source_t source, std::uint64_t tag, std::uint64_t ignore) const noexcept;
-    std::uint32_t first_posted(source_t source, std::uint64_t tag) const noexcept;
+    [[nodiscard]] std::uint32_t first_unexpected(
+        source_t source, std::uint64_t tag, std::uint64_t ignore) const noexcept;
+    [[nodiscard]] std::uint32_t first_posted(source_t source, std::uint64_t tag) const noexcept;
     void queue_posted(const posted_recv& recv);
     void drop_posted(std::uint32_t i) noexcept;
     void unlink_unexpected(std::uint32_t i) noexcept;

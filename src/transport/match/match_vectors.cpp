@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transport/match/match_vectors.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -40,67 +41,76 @@ public:
         std::vector<std::string_view> words;
         std::size_t at = 0;
         while (at < text.size()) {
-            while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r'))
+            while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r')) {
                 ++at;
+            }
             std::size_t end = at;
-            while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != '\r')
+            while (end < text.size() && text[end] != ' ' && text[end] != '\t' && text[end] != '\r') {
                 ++end;
-            if (end > at)
+            }
+            if (end > at) {
                 words.push_back(text.substr(at, end - at));
+            }
             at = end;
         }
-        if (words.empty())
+        if (words.empty()) {
             return false;
+        }
         verb_ = words[0];
         for (std::size_t i = 1; i < words.size(); ++i) {
             const std::size_t eq = words[i].find('=');
-            if (eq == std::string_view::npos)
+            if (eq == std::string_view::npos) {
                 bare_.push_back(words[i]);
-            else if (eq == 0)
+            } else if (eq == 0) {
                 fail("field '" + std::string(words[i]) + "' has no name");
-            else
+            } else {
                 fields_.push_back({words[i].substr(0, eq), words[i].substr(eq + 1)});
+            }
         }
-        for (std::size_t i = 0; i < fields_.size(); ++i)
-            for (std::size_t j = 0; j < i; ++j)
-                if (fields_[i].key == fields_[j].key)
+        for (std::size_t i = 0; i < fields_.size(); ++i) {
+            for (std::size_t j = 0; j < i; ++j) {
+                if (fields_[i].key == fields_[j].key) {
                     fail("field '" + std::string(fields_[i].key) + "' given twice");
+                }
+            }
+        }
         return true;
     }
 
-    std::string_view verb() const { return verb_; }
-    const std::vector<std::string_view>& bare() const { return bare_; }
-    bool has(std::string_view key) const
+    [[nodiscard]] std::string_view verb() const { return verb_; }
+    [[nodiscard]] const std::vector<std::string_view>& bare() const { return bare_; }
+    [[nodiscard]] bool has(std::string_view key) const
     {
-        for (const field& f : fields_)
-            if (f.key == key)
-                return true;
-        return false;
+        return std::ranges::any_of(fields_, [&](const field& f) { return f.key == key; });
     }
 
     void fail(const std::string& what)
     {
-        if (error_.empty())
+        if (error_.empty()) {
             error_ = std::string(file_) + ":" + std::to_string(line_) + ": " + what;
+        }
     }
-    const std::string& error() const { return error_; }
-    int line() const { return line_; }
+    [[nodiscard]] const std::string& error() const { return error_; }
+    [[nodiscard]] int line() const { return line_; }
 
     std::optional<std::uint64_t> number(std::string_view key, bool required)
     {
         const std::optional<std::string_view> v = take(key, required);
-        if (!v)
+        if (!v) {
             return std::nullopt;
+        }
         return to_number(key, *v);
     }
     std::uint64_t number(std::string_view key, std::uint64_t fallback) { return number(key, false).value_or(fallback); }
     std::optional<source_t> source(std::string_view key, bool required)
     {
         const std::optional<std::string_view> v = take(key, required);
-        if (!v)
+        if (!v) {
             return std::nullopt;
-        if (*v == "any")
+        }
+        if (*v == "any") {
             return any_source;
+        }
         return to_number(key, *v);
     }
     std::optional<bool> flag(std::string_view key, bool required)
@@ -110,22 +120,25 @@ public:
             fail("field '" + std::string(key) + "' must be 0 or 1");
             return std::nullopt;
         }
-        if (!v)
+        if (!v) {
             return std::nullopt;
+        }
         return *v == 1;
     }
     std::vector<std::uint64_t> list(std::string_view key)
     {
         std::vector<std::uint64_t> out;
         const std::optional<std::string_view> v = take(key, true);
-        if (!v)
+        if (!v) {
             return out;
+        }
         std::string_view rest = *v;
         for (;;) {
             const std::size_t comma = rest.find(',');
             out.push_back(to_number(key, rest.substr(0, comma)));
-            if (comma == std::string_view::npos)
+            if (comma == std::string_view::npos) {
                 break;
+            }
             rest.remove_prefix(comma + 1);
         }
         return out;
@@ -134,11 +147,14 @@ public:
     // Call once every field the verb knows has been taken.
     void no_more(std::size_t bare_allowed = 0)
     {
-        for (const field& f : fields_)
-            if (!f.used)
+        for (const field& f : fields_) {
+            if (!f.used) {
                 fail("unknown field '" + std::string(f.key) + "' for '" + std::string(verb_) + "'");
-        if (bare_.size() > bare_allowed)
+            }
+        }
+        if (bare_.size() > bare_allowed) {
             fail("unexpected word '" + std::string(bare_[bare_allowed]) + "' after '" + std::string(verb_) + "'");
+        }
     }
 
     std::uint64_t to_number(std::string_view key, std::string_view v)
@@ -150,8 +166,9 @@ public:
             base = 16;
         }
         const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n, base);
-        if (v.empty() || ec != std::errc {} || end != v.data() + v.size())
+        if (v.empty() || ec != std::errc {} || end != v.data() + v.size()) {
             fail("field '" + std::string(key) + "': '" + std::string(v) + "' is not a 64-bit number");
+        }
         return n;
     }
 
@@ -164,8 +181,9 @@ private:
                 return f.value;
             }
         }
-        if (required)
+        if (required) {
             fail("'" + std::string(verb_) + "' needs the field '" + std::string(key) + "'");
+        }
         return std::nullopt;
     }
 
@@ -268,13 +286,15 @@ void read_expect(line_reader& r, step& s)
         r.fail("'expect " + std::string(what) + "' does not fit the operation on line " + std::to_string(s.line));
     };
     if (first == "queued") {
-        if (!post_or_arrive)
+        if (!post_or_arrive) {
             wrong(first);
+        }
         e.what = expectation::kind::queued;
         r.no_more(1);
     } else if (first == "match") {
-        if (!post_or_arrive)
+        if (!post_or_arrive) {
             wrong(first);
+        }
         e.what = expectation::kind::match;
         e.recv = r.number("recv", true).value_or(0);
         e.msg = r.number("msg", true).value_or(0);
@@ -282,20 +302,23 @@ void read_expect(line_reader& r, step& s)
         read_message_checks(r, e);
         r.no_more(1);
     } else if (first == "peek" || first == "claim") {
-        if (!(first == "peek" ? s.what == op::peek : s.what == op::claim))
+        if (!(first == "peek" ? s.what == op::peek : s.what == op::claim)) {
             wrong(first);
+        }
         e.what = expectation::kind::message;
         e.msg = r.number("msg", true).value_or(0);
         read_message_checks(r, e);
         r.no_more(1);
     } else if (first == "nomsg") {
-        if (!peek_or_claim)
+        if (!peek_or_claim) {
             wrong(first);
+        }
         e.what = expectation::kind::no_message;
         r.no_more(1);
     } else if (first == "failed") {
-        if (s.what != op::fail)
+        if (s.what != op::fail) {
             wrong(first);
+        }
         e.what = expectation::kind::failed;
         if (bare.size() == 2 && bare[1] == "none") {
             r.no_more(2);
@@ -305,8 +328,9 @@ void read_expect(line_reader& r, step& s)
         }
     } else if (bare.empty() && (r.has("cancel") || r.has("remove"))) {
         const std::string_view key = r.has("cancel") ? "cancel" : "remove";
-        if (s.what != (key == "cancel" ? op::cancel : op::remove))
+        if (s.what != (key == "cancel" ? op::cancel : op::remove)) {
             wrong(std::string(key) + "=");
+        }
         e.what = expectation::kind::boolean;
         e.value = r.flag(key, true).value_or(false);
         r.no_more();
@@ -332,8 +356,9 @@ std::string src_text(source_t s)
 std::string list_text(const std::vector<std::uint64_t>& v)
 {
     std::string out;
-    for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t i = 0; i < v.size(); ++i) {
         out += (i ? "," : "") + std::to_string(v[i]);
+    }
     return out;
 }
 
@@ -375,14 +400,18 @@ std::string step_text(const step& s)
 std::string checks_text(const expectation& e)
 {
     std::string out;
-    if (e.source)
+    if (e.source) {
         out += " src=" + src_text(*e.source);
-    if (e.tag)
+    }
+    if (e.tag) {
         out += " tag=" + hex(*e.tag);
-    if (e.length)
+    }
+    if (e.length) {
         out += " len=" + std::to_string(*e.length);
-    if (e.data)
+    }
+    if (e.data) {
         out += " data=" + std::to_string(*e.data);
+    }
     return out;
 }
 
@@ -420,8 +449,9 @@ bool checks_hold(const expectation& e, const arrived_msg& m)
 
 std::string result_text(const std::optional<match_result>& r)
 {
-    if (!r)
+    if (!r) {
         return "queued";
+    }
     return "match recv=" + std::to_string(r->recv.cookie) + " trunc=" + (r->truncated ? "1 " : "0 ") +
         message_text(r->msg);
 }
@@ -433,16 +463,18 @@ std::string message_result_text(const std::optional<arrived_msg>& m)
 
 bool match_holds(const expectation& e, const std::optional<match_result>& r)
 {
-    if (e.what == expectation::kind::queued)
+    if (e.what == expectation::kind::queued) {
         return !r;
+    }
     return r && r->recv.cookie == e.recv && r->msg.cookie == e.msg && r->truncated == e.truncated &&
         checks_hold(e, r->msg);
 }
 
 bool message_holds(const expectation& e, const std::optional<arrived_msg>& m)
 {
-    if (e.what == expectation::kind::no_message)
+    if (e.what == expectation::kind::no_message) {
         return !m;
+    }
     return m && m->cookie == e.msg && checks_hold(e, *m);
 }
 
@@ -479,8 +511,9 @@ parse_result parse(std::string_view text, std::string_view file)
         raw = raw.substr(0, raw.find('#'));
 
         line_reader r(file, line);
-        if (!r.split(raw))
+        if (!r.split(raw)) {
             continue;
+        }
         if (!r.error().empty()) {
             out.error = r.error();
             out.scenarios.clear();
@@ -488,42 +521,50 @@ parse_result parse(std::string_view text, std::string_view file)
         }
         const std::string_view verb = r.verb();
 
-        if (awaiting && verb != "expect")
+        if (awaiting && verb != "expect") {
             return fail(
                 line, "the operation on line " + std::to_string(awaiting->line) + " needs an 'expect' line next");
+        }
 
         if (verb == "scenario") {
-            if (open)
+            if (open) {
                 return fail(line,
                     "scenario '" + open->name + "' (line " + std::to_string(open->line) +
                         ") has no 'end' before this one");
-            if (r.bare().size() != 1)
+            }
+            if (r.bare().size() != 1) {
                 return fail(line, "'scenario' takes one name without spaces");
+            }
             r.no_more(1);
             const std::string name(r.bare()[0]);
-            if (!names.insert(name).second)
+            if (!names.insert(name).second) {
                 return fail(line, "scenario name '" + name + "' used twice");
+            }
             out.scenarios.push_back(scenario {name, line, {}});
             open = &out.scenarios.back();
         } else if (verb == "end") {
-            if (!open)
+            if (!open) {
                 return fail(line, "'end' outside a scenario");
+            }
             r.no_more();
             open = nullptr;
         } else if (verb == "expect") {
-            if (!awaiting)
+            if (!awaiting) {
                 return fail(line, "'expect' does not follow an operation that returns something");
+            }
             read_expect(r, *awaiting);
             awaiting = nullptr;
         } else {
-            if (!open)
+            if (!open) {
                 return fail(line, "'" + std::string(verb) + "' outside a scenario");
+            }
             step s;
             read_step(r, s);
             if (r.error().empty()) {
                 open->steps.push_back(std::move(s));
-                if (wants_expect(open->steps.back().what))
+                if (wants_expect(open->steps.back().what)) {
                     awaiting = &open->steps.back();
+                }
             }
         }
         if (!r.error().empty()) {
@@ -532,10 +573,12 @@ parse_result parse(std::string_view text, std::string_view file)
             return out;
         }
     }
-    if (awaiting)
+    if (awaiting) {
         return fail(line, "the operation on line " + std::to_string(awaiting->line) + " needs an 'expect' line next");
-    if (open)
+    }
+    if (open) {
         return fail(line, "scenario '" + open->name + "' (line " + std::to_string(open->line) + ") has no 'end'");
+    }
     return out;
 }
 
@@ -557,8 +600,9 @@ std::string format(const scenario& s)
     std::string out = "scenario " + s.name + "\n";
     for (const step& st : s.steps) {
         out += step_text(st) + "\n";
-        if (st.expect.what != expectation::kind::none)
+        if (st.expect.what != expectation::kind::none) {
             out += expect_text(st) + "\n";
+        }
     }
     out += "end\n";
     return out;
@@ -595,8 +639,9 @@ std::optional<std::string> run(match_backend& backend, const scenario& s, std::s
         }
         case op::fail: {
             std::vector<std::uint64_t> cookies;
-            for (const posted_recv& r : backend.fail_source(st.source))
+            for (const posted_recv& r : backend.fail_source(st.source)) {
                 cookies.push_back(r.cookie);
+            }
             ok = cookies == st.expect.failed;
             got = cookies.empty() ? "none" : list_text(cookies);
             break;
@@ -614,8 +659,10 @@ std::optional<std::string> run(match_backend& backend, const scenario& s, std::s
         }
         if (!ok) {
             const std::string wanted = st.what == op::depth ? step_text(st) : expect_text(st);
-            return std::string(file) + ":" + std::to_string(st.expect.line ? st.expect.line : st.line) + ": scenario " +
-                s.name + ": after '" + step_text(st) + "' expected '" + wanted + "', got '" + got + "'";
+            std::ostringstream report;
+            report << file << ":" << (st.expect.line ? st.expect.line : st.line) << ": scenario " << s.name
+                   << ": after '" << step_text(st) << "' expected '" << wanted << "', got '" << got << "'";
+            return report.str();
         }
     }
     return std::nullopt;

@@ -77,7 +77,7 @@ struct scenario {
 struct parse_result {
     std::vector<scenario> scenarios;
     std::string error; // "file:line: what is wrong"; empty when all is well
-    bool ok() const noexcept { return error.empty(); }
+    [[nodiscard]] bool ok() const noexcept { return error.empty(); }
 };
 
 // Reads vector text; `file` only names the source in error messages.

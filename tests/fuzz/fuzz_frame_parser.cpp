@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libFuzzer target: the hashi provider's frame decoding, fed a byte stream
+// the way a connection would see it. Every header is decoded; a handshake's
+// payload and every 32-byte window as a business card are decoded too.
+// Decoding must never crash, read out of bounds or accept a frame whose
+// length breaks the per-type bounds.
+#include "transport/address.hpp"
+#include "transport/wire/frame.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    using namespace hashi;
+    std::size_t at = 0;
+    while (size - at >= wire::header_size) {
+        auto d = wire::decode_header(data + at);
+        if (std::holds_alternative<wire::decode_error>(d))
+            break; // the connection would be closed here
+        const auto& h = std::get<wire::frame_header>(d);
+        at += wire::header_size;
+        if (h.type == wire::frame_type::msg || h.type == wire::frame_type::tagged) {
+            if (h.length > wire::max_eager_payload)
+                std::abort(); // decode_header let an oversized frame through
+        }
+        if (h.type == wire::frame_type::hello || h.type == wire::frame_type::hello_ack) {
+            if (h.length != wire::hello_size)
+                std::abort();
+            const std::size_t n = std::min<std::size_t>(size - at, h.length);
+            (void)wire::decode_hello(data + at, n);
+        }
+        // Round trip: what decodes must encode to the same bytes.
+        const auto again = wire::encode_header(h);
+        for (std::size_t i = 0; i < wire::header_size; ++i)
+            if (again[i] != data[at - wire::header_size + i])
+                std::abort();
+        at += static_cast<std::size_t>(std::min<std::uint64_t>(h.length, size - at));
+    }
+    for (std::size_t i = 0; i + fi::address_size <= size && i < 256; ++i)
+        (void)fi::endpoint_address::decode(data + i, fi::address_size);
+    return 0;
+}

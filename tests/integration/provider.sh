@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The hashi libfabric provider: found by libfabric, chosen by MPICH with
+# tagged messages and RMA, carrying jobs between separate nodes, writing its
+# statistics, and surviving dead peers and malformed input.
+source "$(dirname "$0")/lib.sh"
+: "${HASHI_BUILDDIR:?HASHI_BUILDDIR must point at the build tree (make check sets it)}"
+provdir="$HASHI_PREFIX/lib/hashi/fi"
+
+run fi-info -- env FI_PROVIDER_PATH="$provdir" fi_info -p hashi
+expect_status fi-info 0
+expect_in fi-info fi-info.out "provider: hashi"
+expect_in fi-info fi-info.out "type: FI_EP_RDM"
+
+compile mpicc "$HASHI_SRCDIR/examples/hello.c" hello
+compile mpicc "$programs/rma.c" rma
+compile mpicc "$HASHI_SRCDIR/examples/isort.c" isort
+
+# MPICH's own account of what it uses on hashi.
+run capsets -- env MPIR_CVAR_CH4_OFI_CAPABILITY_SETS_DEBUG=1 mpiexec -n 2 -hosts a,b -launcher exec \
+    -launcher-exec "env X={host}" ./hello
+expect_status capsets 0
+expect_in capsets capsets.out "libfabric provider: hashi"
+expect_in capsets capsets.out "MPIDI_OFI_ENABLE_TAGGED: 1"
+expect_in capsets capsets.out "MPIDI_OFI_ENABLE_RMA: 1"
+
+# One-sided communication between four nodes, with per-peer statistics.
+mkdir -p stats
+run rma -- env FI_HASHI_STATS_DIR="$work/stats" mpiexec -n 4 -hosts n0,n1,n2,n3 -launcher exec \
+    -launcher-exec "env HASHI_NODE_NAME={host}" ./rma
+expect_status rma 0
+expect_in rma rma.out "^rma: OK on 4 ranks"
+nstats=$(ls stats/*.stats 2>/dev/null | wc -l)
+if [[ $nstats -eq 4 ]]; then pass "rma: 4 statistics files"; else fail "rma: $nstats statistics files, expected 4"; fi
+cat stats/*.stats >stats.all 2>/dev/null
+expect_in stats stats.all "^# peer host pid tx_bytes"
+# Each rank wrote 4 MiB to its neighbour: someone sent at least that much.
+if awk '!/^#/ && $4 >= 4194304 { found = 1 } END { exit !found }' stats.all; then
+    pass "stats: a peer line shows the 4 MiB put"
+else
+    fail "stats: no peer line with at least 4 MiB sent"; sed 's/^/    /' stats.all | head
+fi
+
+# Everything through the provider, also between ranks on one node.
+run isort-nolocal -- env MPIR_CVAR_NOLOCAL=1 mpiexec -n 4 ./isort 262144
+expect_in isort-nolocal isort-nolocal.out "VERIFICATION SUCCESSFUL"
+# Small eager limit and chunks: rendezvous and chunking on every message.
+run isort-rdv -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_EAGER_SIZE=0 FI_HASHI_CHUNK_SIZE=4096 mpiexec -n 3 ./isort 65536
+expect_in isort-rdv isort-rdv.out "VERIFICATION SUCCESSFUL"
+
+# Bad settings are named.
+run bad-env -- env FI_HASHI_EAGER_SIZE=lots mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
+expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not an integer"
+if [[ $status -ne 0 ]]; then pass "bad-env: non-zero exit ($status)"; else fail "bad-env: exit 0"; fi
+run bad-iface -- env FI_HASHI_IFACE=nosuch0 mpiexec -n 1 ./hello
+expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
+
+# Robustness, through the libfabric API with real processes.
+robust="$HASHI_BUILDDIR/tests/transport/fi-robustness"
+run peer-death -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi "$robust" peer-death
+expect_status peer-death 0
+expect_in peer-death peer-death.err "lost peer 1 \(pid [0-9]+ on [^,]+, [0-9.]+:[0-9]+ \(cluster 0\)\)"
+sed 's/^/    /' peer-death.out
+
+run malformed -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi HASHI_JOB_ID=5eed "$robust" malformed
+expect_status malformed 0
+expect_in malformed malformed.err "refused a connection from pid 1 on attacker .*belongs to job 0*5eec, this is job 0*5eed"
+expect_in malformed malformed.err "malformed frame: unknown frame type 99"
+expect_in malformed malformed.err "malformed frame: tagged frame with [0-9]+ payload bytes"
+expect_in malformed malformed.err "in the middle of a frame"
+expect_in malformed malformed.err "dropped an incoming connection before its handshake: malformed frame"
+sed 's/^/    /' malformed.out
+
+if leftovers "$work/(rma|isort|hello)"; then fail "processes left behind"; else pass "no processes left behind"; fi
+finish

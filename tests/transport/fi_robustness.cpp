@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Robustness checks of the hashi provider through the plain libfabric API,
+// with real processes and sockets:
+//
+//   fi-robustness peer-death   a child sends 256 MiB and is killed in the
+//                              middle; the parent's receive must end with an
+//                              error (never hang), and the provider's message
+//                              names the peer.
+//   fi-robustness malformed    a raw TCP client speaks to a live endpoint:
+//                              a handshake from another job, frames of an
+//                              unknown type, a frame cut in half. The
+//                              endpoint must refuse each, log why, and keep
+//                              serving its real peer.
+//
+// Exit 0 when every expectation held; messages say which did not.
+#include "transport/address.hpp"
+#include "transport/wire/frame.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const std::string& what)
+{
+    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
+    std::fflush(stdout);
+    if (!ok)
+        ++failures;
+}
+
+[[noreturn]] void die(const char* what, int rc)
+{
+    std::fprintf(stderr, "fi-robustness: %s: %s\n", what, fi_strerror(-rc));
+    std::exit(2);
+}
+
+struct fabric_ep {
+    fi_info* info = nullptr;
+    fid_fabric* fabric = nullptr;
+    fid_domain* domain = nullptr;
+    fid_av* av = nullptr;
+    fid_cq* cq = nullptr;
+    fid_ep* ep = nullptr;
+    std::array<std::uint8_t, 32> name {};
+
+    fabric_ep()
+    {
+        fi_info* hints = fi_allocinfo();
+        hints->caps = FI_TAGGED | FI_MSG;
+        hints->ep_attr->type = FI_EP_RDM;
+        hints->fabric_attr->prov_name = strdup("hashi");
+        int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
+        fi_freeinfo(hints);
+        if (rc != 0)
+            die("fi_getinfo for hashi (is FI_PROVIDER_PATH set?)", rc);
+        if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0)
+            die("fi_fabric", rc);
+        if ((rc = fi_domain(fabric, info, &domain, nullptr)) != 0)
+            die("fi_domain", rc);
+        fi_av_attr av_attr {};
+        av_attr.type = FI_AV_TABLE;
+        if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0)
+            die("fi_av_open", rc);
+        fi_cq_attr cq_attr {};
+        cq_attr.format = FI_CQ_FORMAT_TAGGED;
+        if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr)) != 0)
+            die("fi_cq_open", rc);
+        if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0)
+            die("fi_endpoint", rc);
+        fi_ep_bind(ep, &av->fid, 0);
+        fi_ep_bind(ep, &cq->fid, FI_SEND | FI_RECV);
+        if ((rc = fi_enable(ep)) != 0)
+            die("fi_enable", rc);
+        std::size_t len = name.size();
+        if ((rc = fi_getname(&ep->fid, name.data(), &len)) != 0)
+            die("fi_getname", rc);
+    }
+
+    void insert(const std::vector<std::array<std::uint8_t, 32>>& names)
+    {
+        for (const auto& n : names)
+            if (fi_av_insert(av, n.data(), 1, nullptr, 0, nullptr) != 1)
+                die("fi_av_insert", -FI_EINVAL);
+    }
+
+    // Waits for one completion; returns 0, or the error code of an error
+    // entry, or -FI_ETIMEDOUT.
+    int wait(double seconds, fi_cq_tagged_entry* out = nullptr)
+    {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (std::chrono::steady_clock::now() < end) {
+            fi_cq_tagged_entry e {};
+            const ssize_t n = fi_cq_read(cq, &e, 1);
+            if (n == 1) {
+                if (out != nullptr)
+                    *out = e;
+                return 0;
+            }
+            if (n == -FI_EAVAIL) {
+                fi_cq_err_entry err {};
+                fi_cq_readerr(cq, &err, 0);
+                return err.err;
+            }
+        }
+        return -FI_ETIMEDOUT;
+    }
+
+    ~fabric_ep()
+    {
+        fi_close(&ep->fid);
+        fi_close(&cq->fid);
+        fi_close(&av->fid);
+        fi_close(&domain->fid);
+        fi_close(&fabric->fid);
+        fi_freeinfo(info);
+    }
+};
+
+void write_all(int fd, const void* p, std::size_t n)
+{
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, b, n);
+        if (w <= 0)
+            std::exit(3);
+        b += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+void read_all(int fd, void* p, std::size_t n)
+{
+    auto* b = static_cast<std::uint8_t*>(p);
+    while (n > 0) {
+        const ssize_t r = ::read(fd, b, n);
+        if (r <= 0)
+            std::exit(3);
+        b += r;
+        n -= static_cast<std::size_t>(r);
+    }
+}
+
+// The parent (index 0) and a forked child (index 1) swap their cards over
+// pipes and insert both, in the same order, like MPICH does.
+struct pair_setup {
+    int to_child[2];
+    int to_parent[2];
+    pair_setup()
+    {
+        if (::pipe(to_child) != 0 || ::pipe(to_parent) != 0)
+            std::exit(2);
+    }
+};
+
+int peer_death()
+{
+    constexpr std::size_t size = 256u << 20;
+    pair_setup pipes;
+    const pid_t child = ::fork();
+    if (child == 0) {
+        fabric_ep me;
+        std::array<std::uint8_t, 32> parent {};
+        write_all(pipes.to_parent[1], me.name.data(), 32);
+        read_all(pipes.to_child[0], parent.data(), 32);
+        me.insert({parent, me.name});
+        std::vector<char> buf(size, 'x');
+        int rc = fi_tsend(me.ep, buf.data(), buf.size(), nullptr, 0, 7, nullptr);
+        if (rc != 0)
+            die("child fi_tsend", rc);
+        // Drive the transfer for a moment, then die without a goodbye.
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+        while (std::chrono::steady_clock::now() < end) {
+            fi_cq_tagged_entry e;
+            fi_cq_read(me.cq, &e, 1);
+        }
+        ::kill(::getpid(), SIGKILL);
+    }
+    fabric_ep me;
+    std::array<std::uint8_t, 32> kid {};
+    read_all(pipes.to_parent[0], kid.data(), 32);
+    write_all(pipes.to_child[1], me.name.data(), 32);
+    me.insert({me.name, kid});
+    // A slow receiver: post the receive only after the child started, and
+    // read the CQ rarely, so the child dies with the transfer under way.
+    std::vector<char> buf(size);
+    ::usleep(100 * 1000);
+    int rc = fi_trecv(me.ep, buf.data(), buf.size(), nullptr, 1, 7, 0, nullptr);
+    check(rc == 0, "parent posted a 256 MiB receive from the child");
+    const auto start = std::chrono::steady_clock::now();
+    const int err = me.wait(30);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    check(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child was killed");
+    check(err != -FI_ETIMEDOUT, "the receive did not hang (ended after " + std::to_string(took) + " s)");
+    check(err == FI_EIO, std::string("the receive ended with an I/O error: ") + (err > 0 ? fi_strerror(err) : "none"));
+    // The next send to the dead peer fails at once.
+    char one = 1;
+    rc = static_cast<int>(fi_tinject(me.ep, &one, 1, 1, 8));
+    check(rc == -FI_EIO, "a new send to the dead peer fails with FI_EIO");
+    return failures;
+}
+
+int malformed()
+{
+    pair_setup pipes;
+    const pid_t child = ::fork();
+    if (child == 0) {
+        // The victim: serves a ping-pong to its parent until told to stop.
+        fabric_ep me;
+        std::array<std::uint8_t, 32> parent {};
+        write_all(pipes.to_parent[1], me.name.data(), 32);
+        read_all(pipes.to_child[0], parent.data(), 32);
+        me.insert({parent, me.name});
+        for (;;) {
+            std::uint32_t v = 0;
+            fi_trecv(me.ep, &v, sizeof v, nullptr, 0, 1, 0, nullptr);
+            if (me.wait(60) != 0)
+                std::_Exit(4);
+            if (v == 0)
+                std::_Exit(0);
+            ++v;
+            fi_tsend(me.ep, &v, sizeof v, nullptr, 0, 2, nullptr);
+            if (me.wait(60) != 0)
+                std::_Exit(5);
+        }
+    }
+    fabric_ep me;
+    std::array<std::uint8_t, 32> kid {};
+    read_all(pipes.to_parent[0], kid.data(), 32);
+    write_all(pipes.to_child[1], me.name.data(), 32);
+    me.insert({me.name, kid});
+    const auto kid_addr = *hashi::fi::endpoint_address::decode(kid.data(), kid.size());
+
+    auto ping = [&](std::uint32_t v) {
+        std::uint32_t back = 0;
+        fi_trecv(me.ep, &back, sizeof back, nullptr, 1, 2, 0, nullptr);
+        fi_tsend(me.ep, &v, sizeof v, nullptr, 1, 1, nullptr);
+        const int a = me.wait(20);
+        const int b = me.wait(20);
+        return a == 0 && b == 0 && back == v + 1;
+    };
+    check(ping(41), "ping-pong with the child before the attacks");
+
+    auto raw = [&]() {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in sin {};
+        sin.sin_family = AF_INET;
+        sin.sin_addr.s_addr = htonl(kid_addr.ipv4);
+        sin.sin_port = htons(kid_addr.port);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0)
+            die("raw connect", -FI_EIO);
+        return fd;
+    };
+    auto hello_frame = [&](std::uint64_t job, std::uint64_t nonce) {
+        hashi::fi::endpoint_address fake = kid_addr;
+        fake.port = 1;
+        fake.nonce = nonce;
+        hashi::wire::hello h;
+        h.job_id = job;
+        h.from = fake.encode();
+        h.to = kid;
+        h.pid = 1;
+        h.host = "attacker";
+        hashi::wire::frame_header fh;
+        fh.type = hashi::wire::frame_type::hello;
+        fh.length = hashi::wire::hello_size;
+        std::vector<std::uint8_t> out;
+        const auto hb = hashi::wire::encode_header(fh);
+        const auto body = hashi::wire::encode_hello(h);
+        out.insert(out.end(), hb.begin(), hb.end());
+        out.insert(out.end(), body.begin(), body.end());
+        return out;
+    };
+    auto read_ack = [&](int fd) {
+        std::vector<std::uint8_t> ack(hashi::wire::header_size + hashi::wire::hello_size);
+        read_all(fd, ack.data(), ack.size());
+        auto h = hashi::wire::decode_hello(ack.data() + hashi::wire::header_size, hashi::wire::hello_size);
+        return std::get<hashi::wire::hello>(h).status;
+    };
+    const char* job_env = std::getenv("HASHI_JOB_ID");
+    const std::uint64_t job = job_env != nullptr ? std::strtoull(job_env, nullptr, 16) : 0;
+
+    // 1. A handshake from another job is refused with a reason.
+    int fd = raw();
+    auto hello = hello_frame(job ^ 1, 1);
+    write_all(fd, hello.data(), hello.size());
+    check(read_ack(fd) == hashi::wire::hello_status::wrong_job, "a handshake from another job is refused");
+    ::close(fd);
+
+    // 2. A proper handshake, then a frame of unknown type.
+    fd = raw();
+    hello = hello_frame(job, 2);
+    write_all(fd, hello.data(), hello.size());
+    check(read_ack(fd) == hashi::wire::hello_status::ok, "a handshake from this job is accepted");
+    std::uint8_t junk[hashi::wire::header_size] = {99};
+    write_all(fd, junk, sizeof junk);
+    char c;
+    check(::read(fd, &c, 1) == 0, "a frame of unknown type makes the endpoint close that connection");
+    ::close(fd);
+
+    // 3. A tagged frame claiming more payload than allowed.
+    fd = raw();
+    hello = hello_frame(job, 3);
+    write_all(fd, hello.data(), hello.size());
+    read_ack(fd);
+    hashi::wire::frame_header big;
+    big.type = hashi::wire::frame_type::tagged;
+    big.seq = 1;
+    big.length = ~0ULL;
+    auto bh = hashi::wire::encode_header(big);
+    write_all(fd, bh.data(), bh.size());
+    check(::read(fd, &c, 1) == 0, "a frame with an absurd length makes the endpoint close that connection");
+    ::close(fd);
+
+    // 4. Half a frame, then the connection drops.
+    fd = raw();
+    hello = hello_frame(job, 4);
+    write_all(fd, hello.data(), hello.size());
+    read_ack(fd);
+    hashi::wire::frame_header half;
+    half.type = hashi::wire::frame_type::tagged;
+    half.seq = 1;
+    half.length = 1000;
+    auto hh = hashi::wire::encode_header(half);
+    write_all(fd, hh.data(), hh.size());
+    write_all(fd, "only a bit", 10);
+    ::close(fd);
+
+    // 5. Random bytes instead of a handshake.
+    fd = raw();
+    std::uint8_t noise[300];
+    for (std::size_t i = 0; i < sizeof noise; ++i)
+        noise[i] = static_cast<std::uint8_t>(i * 37 + 11);
+    write_all(fd, noise, sizeof noise);
+    check(::read(fd, &c, 1) == 0, "bytes that are not a handshake make the endpoint close the connection");
+    ::close(fd);
+
+    check(ping(100), "ping-pong with the child still works after the attacks");
+    std::uint32_t stop = 0;
+    fi_tsend(me.ep, &stop, sizeof stop, nullptr, 1, 1, nullptr);
+    me.wait(20);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child survived and exited cleanly");
+    return failures;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::string what = argc > 1 ? argv[1] : "";
+    if (what == "peer-death")
+        return peer_death() == 0 ? 0 : 1;
+    if (what == "malformed")
+        return malformed() == 0 ? 0 : 1;
+    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed\n");
+    return 2;
+}
