@@ -6,6 +6,7 @@
 #include "transport/match/match_vectors.hpp"
 
 #include <algorithm>
+#include <array>
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -24,11 +25,13 @@ namespace {
 std::size_t allocations = 0;
 }
 
+// NOLINTBEGIN(cppcoreguidelines-no-malloc): this is the allocator itself
 [[gnu::noinline]] void* operator new(std::size_t n)
 {
     ++allocations;
-    if (void* p = std::malloc(n ? n : 1))
+    if (void* p = std::malloc(n ? n : 1)) {
         return p;
+    }
     throw std::bad_alloc();
 }
 [[gnu::noinline]] void* operator new[](std::size_t n)
@@ -43,14 +46,15 @@ std::size_t allocations = 0;
 {
     std::free(p);
 }
-[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept
+[[gnu::noinline]] void operator delete(void* p, std::size_t /*size*/) noexcept
 {
     std::free(p);
 }
-[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept
+[[gnu::noinline]] void operator delete[](void* p, std::size_t /*size*/) noexcept
 {
     std::free(p);
 }
+// NOLINTEND(cppcoreguidelines-no-malloc)
 
 namespace {
 
@@ -63,8 +67,9 @@ public:
             if (accepts(recv.source, recv.tag, recv.ignore, it->source, it->tag)) {
                 match_result r {recv, *it, it->length > recv.capacity};
                 unexpected_.erase(it);
-                if (recv.persistent)
+                if (recv.persistent) {
                     posted_.push_back(recv);
+                }
                 return r;
             }
         }
@@ -76,8 +81,9 @@ public:
         for (auto it = posted_.begin(); it != posted_.end(); ++it) {
             if (accepts(it->source, it->tag, it->ignore, msg.source, msg.tag)) {
                 match_result r {*it, msg, msg.length > it->capacity};
-                if (!it->persistent)
+                if (!it->persistent) {
                     posted_.erase(it);
+                }
                 return r;
             }
         }
@@ -102,8 +108,9 @@ public:
     std::optional<arrived_msg> claim(std::uint64_t claim_cookie) override
     {
         auto it = claimed_.find(claim_cookie);
-        if (it == claimed_.end())
+        if (it == claimed_.end()) {
             return std::nullopt;
+        }
         const arrived_msg m = it->second;
         claimed_.erase(it);
         return m;
@@ -112,8 +119,9 @@ public:
     {
         auto it =
             std::find_if(posted_.begin(), posted_.end(), [&](const posted_recv& r) { return r.cookie == cookie; });
-        if (it == posted_.end())
+        if (it == posted_.end()) {
             return false;
+        }
         posted_.erase(it);
         return true;
     }
@@ -122,27 +130,36 @@ public:
     {
         std::vector<posted_recv> failed;
         std::vector<posted_recv> kept;
-        for (const posted_recv& r : posted_)
+        for (const posted_recv& r : posted_) {
             (source != any_source && r.source == source ? failed : kept).push_back(r);
+        }
         posted_ = kept;
         return failed;
     }
     void renumber_unexpected(const std::vector<std::uint64_t>& cookies, source_t source) override
     {
-        if (source == any_source)
+        if (source == any_source) {
             return;
+        }
         auto named = [&](const arrived_msg& m) {
             return m.source == any_source && std::find(cookies.begin(), cookies.end(), m.cookie) != cookies.end();
         };
-        for (arrived_msg& m : unexpected_)
-            if (named(m))
+        for (arrived_msg& m : unexpected_) {
+            if (named(m)) {
                 m.source = source;
-        for (auto& [cookie, m] : claimed_)
-            if (named(m))
+            }
+        }
+        for (auto& [cookie, m] : claimed_) {
+            if (named(m)) {
                 m.source = source;
+            }
+        }
     }
-    std::size_t posted_depth() const noexcept override { return posted_.size(); }
-    std::size_t unexpected_depth() const noexcept override { return unexpected_.size() + claimed_.size(); }
+    [[nodiscard]] std::size_t posted_depth() const noexcept override { return posted_.size(); }
+    [[nodiscard]] std::size_t unexpected_depth() const noexcept override
+    {
+        return unexpected_.size() + claimed_.size();
+    }
 
 private:
     std::vector<posted_recv> posted_;
@@ -163,8 +180,9 @@ mv::parse_result load_vectors()
 void expect_exactly(mv::expectation& e, const std::optional<arrived_msg>& m)
 {
     e.what = m ? mv::expectation::kind::message : mv::expectation::kind::no_message;
-    if (!m)
+    if (!m) {
         return;
+    }
     e.msg = m->cookie;
     e.source = m->source;
     e.tag = m->tag;
@@ -187,11 +205,12 @@ void expect_exactly(mv::expectation& e, const std::optional<match_result>& r)
 // frequent; cookies of receives repeat for cancel only after they matched.
 mv::scenario generate(std::uint32_t seed, std::size_t steps)
 {
-    std::mt19937_64 rng(seed);
+    std::mt19937_64 rng(seed); // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
-    const std::uint64_t tags[] = {0x10, 0x11, 0x20, 0x8000000000000010, 0x0010000000000010};
-    const std::uint64_t ignores[] = {0, 0, 0, 0x1, 0x30, 0x8000000000000000, 0x0070000000000000, ~std::uint64_t {0}};
-    const source_t sources[] = {0, 1, 2, 3, 4, any_source};
+    const std::array<std::uint64_t, 5> tags {0x10, 0x11, 0x20, 0x8000000000000010, 0x0010000000000010};
+    const std::array<std::uint64_t, 8> ignores {
+        0, 0, 0, 0x1, 0x30, 0x8000000000000000, 0x0070000000000000, ~std::uint64_t {0}};
+    const std::array<source_t, 6> sources {0, 1, 2, 3, 4, any_source};
     reference_model ref;
     mv::scenario s;
     s.name = "random-" + std::to_string(seed);
@@ -210,16 +229,18 @@ mv::scenario generate(std::uint32_t seed, std::size_t steps)
         } else if (roll < 62) {
             st.what = mv::op::arrive;
             st.msg = {next_msg++, pick(8) == 0 ? any_source : sources[pick(5)], tags[pick(5)], rng() % 1000, pick(10)};
-            if (st.msg.source == any_source)
+            if (st.msg.source == any_source) {
                 unknown_peer_msgs.push_back(st.msg.cookie);
+            }
             expect_exactly(st.expect, ref.arrive(st.msg));
         } else if (roll < 72) {
             st.what = mv::op::peek;
             st.source = pick(3) == 0 ? any_source : sources[pick(5)];
             st.tag = tags[pick(5)];
             st.ignore = ignores[pick(8)];
-            if (pick(2))
+            if (pick(2)) {
                 st.claim_cookie = 1 + pick(4);
+            }
             expect_exactly(st.expect, ref.peek(st.source, st.tag, st.ignore, st.claim_cookie));
         } else if (roll < 77) {
             st.what = mv::op::claim;
@@ -234,14 +255,17 @@ mv::scenario generate(std::uint32_t seed, std::size_t steps)
             st.what = mv::op::fail;
             st.source = sources[pick(6)];
             st.expect.what = mv::expectation::kind::failed;
-            for (const posted_recv& r : ref.fail_source(st.source))
+            for (const posted_recv& r : ref.fail_source(st.source)) {
                 st.expect.failed.push_back(r.cookie);
+            }
         } else if (roll < 90) {
             st.what = mv::op::renumber;
             st.source = sources[pick(5)];
-            for (std::uint64_t c : unknown_peer_msgs)
-                if (pick(2))
+            for (std::uint64_t c : unknown_peer_msgs) {
+                if (pick(2)) {
                     st.cookies.push_back(c);
+                }
+            }
             st.cookies.push_back(next_msg - 1); // maybe from a known peer: ignored
             ref.renumber_unexpected(st.cookies, st.source);
         } else {
@@ -275,8 +299,9 @@ BOOST_AUTO_TEST_CASE(the_vector_file_has_enough_scenarios)
     const mv::parse_result v = load_vectors();
     BOOST_TEST(v.scenarios.size() >= 40U);
     std::size_t steps = 0;
-    for (const mv::scenario& s : v.scenarios)
+    for (const mv::scenario& s : v.scenarios) {
         steps += s.steps.size();
+    }
     BOOST_TEST_MESSAGE(v.scenarios.size() << " scenarios, " << steps << " steps in " << vectors_path);
 }
 
@@ -402,17 +427,20 @@ BOOST_AUTO_TEST_CASE(random_scenarios_agree_with_the_reference_model)
     // HASHI_MATCH_VECTORS_OUT=file writes a few of them out (to refresh the
     // generated blocks of match-vectors.txt).
     std::ofstream out;
-    if (const char* path = std::getenv("HASHI_MATCH_VECTORS_OUT"))
+    if (const char* path = std::getenv("HASHI_MATCH_VECTORS_OUT")) {
         out.open(path);
+    }
     for (std::uint32_t seed = 1; seed <= 400; ++seed) {
         const mv::scenario s = generate(seed, seed % 10 == 0 ? 2000 : 200);
         match_engine engine;
         const auto mismatch = mv::run(engine, s, "generated");
         BOOST_TEST(!mismatch, (mismatch ? *mismatch + "\n" + mv::format(s) : std::string()));
-        if (mismatch)
+        if (mismatch) {
             break;
-        if (out && seed <= 3)
+        }
+        if (out && seed <= 3) {
             out << mv::format(generate(seed, 40)) << "\n";
+        }
     }
 }
 
@@ -420,7 +448,7 @@ BOOST_AUTO_TEST_CASE(random_scenarios_agree_with_the_reference_model)
 // and shrink many times; the engine's answers stay the reference's.
 BOOST_AUTO_TEST_CASE(deep_queues_across_many_sources)
 {
-    std::mt19937_64 rng(42);
+    std::mt19937_64 rng(42); // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
     reference_model ref;
     match_engine engine;
     std::uint64_t cookie = 1;
@@ -437,8 +465,9 @@ BOOST_AUTO_TEST_CASE(deep_queues_across_many_sources)
             const auto a = ref.post(r);
             const auto b = engine.post(r);
             BOOST_REQUIRE_EQUAL(a.has_value(), b.has_value());
-            if (a)
+            if (a) {
                 BOOST_REQUIRE_EQUAL(a->msg.cookie, b->msg.cookie);
+            }
         }
         BOOST_REQUIRE_EQUAL(ref.posted_depth(), engine.posted_depth());
         BOOST_REQUIRE_EQUAL(ref.unexpected_depth(), engine.unexpected_depth());
@@ -446,8 +475,9 @@ BOOST_AUTO_TEST_CASE(deep_queues_across_many_sources)
             const auto a = ref.fail_source(src);
             const auto b = engine.fail_source(src);
             BOOST_REQUIRE_EQUAL(a.size(), b.size());
-            for (std::size_t i = 0; i < a.size(); ++i)
+            for (std::size_t i = 0; i < a.size(); ++i) {
                 BOOST_REQUIRE_EQUAL(a[i].cookie, b[i].cookie);
+            }
         }
     }
 }
@@ -459,32 +489,40 @@ BOOST_AUTO_TEST_CASE(the_message_path_does_not_allocate_once_warm)
         // Receives for 64 tags from 8 sources, some wildcards, then the
         // messages in another order; half of them arrive before their
         // receive; a peek, a claim and a cancel on the way.
-        for (std::uint64_t i = 0; i < 512; ++i)
+        for (std::uint64_t i = 0; i < 512; ++i) {
             engine.arrive({base + i, i % 8, (i * 7) % 64, 0, 8});
-        for (std::uint64_t i = 0; i < 1024; ++i)
+        }
+        for (std::uint64_t i = 0; i < 1024; ++i) {
             engine.post({base + i, i % 5 == 0 ? any_source : i % 8, i % 64, 0, 8, false});
+        }
         engine.peek(any_source, 0, ~0ULL, 99);
         engine.claim(99);
         engine.cancel(base + 1023);
-        for (std::uint64_t i = 512; i < 1024; ++i)
+        for (std::uint64_t i = 512; i < 1024; ++i) {
             engine.arrive({base + i, i % 8, (i * 7) % 64, 0, 8});
-        while (engine.peek(any_source, 0, ~0ULL, 98))
+        }
+        while (engine.peek(any_source, 0, ~0ULL, 98)) {
             engine.claim(98);
-        for (std::uint64_t i = 0; i < 1024; ++i)
+        }
+        for (std::uint64_t i = 0; i < 1024; ++i) {
             engine.cancel(base + i);
+        }
     };
+    const std::size_t cold = allocations;
     traffic(0);
+    BOOST_TEST(allocations > cold); // the counter sees the engine grow
     BOOST_REQUIRE_EQUAL(engine.posted_depth(), 0U);
     BOOST_REQUIRE_EQUAL(engine.unexpected_depth(), 0U);
     const std::size_t before = allocations;
-    for (std::uint64_t round = 1; round <= 20; ++round)
+    for (std::uint64_t round = 1; round <= 20; ++round) {
         traffic(round * 10000);
+    }
     BOOST_TEST(allocations == before);
 }
 
 BOOST_AUTO_TEST_CASE(index_table_agrees_with_a_multimap)
 {
-    std::mt19937_64 rng(3);
+    std::mt19937_64 rng(3); // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
     hashi::match::detail::index_table table;
     std::multimap<std::uint64_t, std::uint32_t> model;
     for (int i = 0; i < 200000; ++i) {
@@ -495,20 +533,22 @@ BOOST_AUTO_TEST_CASE(index_table_agrees_with_a_multimap)
             model.emplace(key, value);
         } else {
             auto it = model.lower_bound(key);
-            if (it == model.end())
+            if (it == model.end()) {
                 it = model.begin();
+            }
             table.erase(it->first, it->second);
             model.erase(it);
         }
         if (i % 97 == 0) {
             BOOST_REQUIRE_EQUAL(table.size(), model.size());
-            for (std::uint64_t k = 0; k < 500 * 64; k += 64) {
+            for (std::uint64_t k = 0; k < std::uint64_t {500} * 64; k += 64) {
                 const auto [lo, hi] = model.equal_range(k);
                 const std::uint32_t v = table.find(k);
-                if (lo == hi)
+                if (lo == hi) {
                     BOOST_REQUIRE_EQUAL(v, hashi::match::detail::nil);
-                else
+                } else {
                     BOOST_REQUIRE(std::any_of(lo, hi, [&](const auto& e) { return e.second == v; }));
+                }
             }
         }
     }
