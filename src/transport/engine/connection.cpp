@@ -389,8 +389,7 @@ void endpoint::handle_events(connection& c, std::uint32_t events)
         if (!c.hs_out.empty() && !flush_handshake(c))
             return;
         if (c.st == connection::state::open && c.p != nullptr && c.p->conn == &c) {
-            if (flush(*c.p))
-                arm_write(c, false);
+            flush(*c.p); // re-arms EPOLLOUT itself while bytes are left
         } else {
             arm_write(c, false);
         }
