@@ -5,6 +5,7 @@
 P2P_BENCH_FILES = \
 	bench/README.md \
 	bench/p2p/run-p2p \
+	bench/p2p/p2p_report.py \
 	bench/p2p/p2p.h \
 	bench/p2p/p2p_main.c \
 	bench/p2p/p2p_latency.c \
