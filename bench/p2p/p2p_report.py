@@ -88,7 +88,7 @@ def tables(peers, args, iperf):
         lines.append(f"  {p.name}: {info}")
         for bench, why in p.failures.items():
             lines.append(f"    {bench} FAILED: {why}")
-    lines.append(f"  iperf3: {fmt(iperf) + ' MB/s, one TCP stream' if iperf else 'UNAVAILABLE'}"
+    lines.append(f"  iperf3: {fmt(iperf) + ' MB/s, one TCP stream' if iperf else 'not measured'}"
                  f" ({args.iperf_target})")
     return "\n".join(lines) + "\n"
 

@@ -45,4 +45,9 @@ run missing -- "$HASHI_SRCDIR/bench/p2p/run-p2p" --prefix "$HASHI_PREFIX" --quic
 expect_status missing 0
 expect_in missing missing.out "no-such-provider: unavailable: libfabric offers no provider 'no-such-provider'"
 expect_in missing "$work/out-missing/tables.txt" '^size +sockets$'
+# No peer measured anything: that is a failed run, with the reason.
+run none -- "$HASHI_SRCDIR/bench/p2p/run-p2p" --prefix "$HASHI_PREFIX" --quick --peers no-such-provider \
+    --out "$work/out-none"
+expect_status none 1
+expect_in none "$work/out-none/tables.txt" '^  no-such-provider: UNAVAILABLE: '
 finish
