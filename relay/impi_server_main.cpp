@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// impi-server: the rendezvous of a federated job (relay/README.md). Prints
+// the address clients use, runs the IMPI startup and Hashi's PMI barriers,
+// and exits when every client sent FINI (0) or the job failed (1).
+#include "config.h"
+#include "impi/server.hpp"
+
+#include <signal.h>
+#include <sys/signalfd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+
+using namespace hashi::impi;
+
+namespace {
+
+const char* usage = R"(Usage: impi-server -server N [options]
+
+Starts the rendezvous of a job that spans N clusters (N = 1..32), prints
+addr:port on its first line, and waits for `mpiexec -client K addr:port ...`
+from each cluster (K = 0..N-1). Exits 0 when every cluster finished, 1 when
+the job failed, 2 on a usage error.
+
+Options:
+  -server N             number of clients (clusters) in the job
+  -host ADDR            listen on this address only (default: all; the
+                        first non-loopback IPv4 address is printed)
+  -port P               listen on port P (default: any free port)
+  -timeout SEC          every client must join and finish the startup within
+                        SEC seconds (default 60; also HASHI_IMPI_TIMEOUT)
+  -impi-secret-file F   the job's secret (Hashi's HMAC-SHA256 challenge-
+                        response); also HASHI_IMPI_SECRET_FILE, or the secret
+                        itself in HASHI_IMPI_SECRET
+  -impi-secret S        the secret on the command line (visible to other
+                        users in ps; prefer the file)
+  -impi-auth-key        also accept IMPI_AUTH_KEY (a 64-bit key sent in the
+                        clear): the key from -impi-key N or IMPI_AUTH_KEY
+  -impi-auth-none       also accept clients without authentication
+  -v, -verbose          log joins, the end of the startup and FINIs
+  -h, -help             print this help
+)";
+
+std::optional<long> number(const std::string& text, long lo, long hi)
+{
+    long v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<std::string> getenv_opt(const std::string& name)
+{
+    const char* v = std::getenv(name.c_str());
+    return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    ServerConfig cfg;
+    CredentialFlags flags;
+    std::optional<long> nclients;
+    std::optional<long> timeout;
+    auto usage_error = [](const std::string& what) {
+        std::cerr << "impi-server: error: " << what << " (impi-server -help lists the options)" << std::endl;
+        return 2;
+    };
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto value = [&]() -> std::optional<std::string> {
+            if (i + 1 >= argc) {
+                return std::nullopt;
+            }
+            return std::string(argv[++i]);
+        };
+        if (a == "-h" || a == "-help" || a == "--help") {
+            std::cout << usage;
+            return 0;
+        }
+        if (a == "-v" || a == "-verbose") {
+            cfg.verbose = true;
+            continue;
+        }
+        if (a == "-impi-auth-none") {
+            flags.enable_none = true;
+            continue;
+        }
+        if (a == "-impi-auth-key") {
+            flags.enable_key = true;
+            continue;
+        }
+        auto v = value();
+        if (!v) {
+            return usage_error("option " + a + " needs a value");
+        }
+        if (a == "-server") {
+            nclients = number(*v, 1, max_clients);
+            if (!nclients) {
+                return usage_error("-server expects a client count from 1 to 32, got '" + *v + "'");
+            }
+        } else if (a == "-host") {
+            cfg.host = *v;
+        } else if (a == "-port") {
+            auto p = number(*v, 0, 65535);
+            if (!p) {
+                return usage_error("-port expects a port number, got '" + *v + "'");
+            }
+            cfg.port = static_cast<std::uint16_t>(*p);
+        } else if (a == "-timeout") {
+            timeout = number(*v, 1, 24 * 3600);
+            if (!timeout) {
+                return usage_error("-timeout expects seconds (1..86400), got '" + *v + "'");
+            }
+        } else if (a == "-impi-secret-file") {
+            flags.secret_file = *v;
+        } else if (a == "-impi-secret") {
+            flags.secret = *v;
+        } else if (a == "-impi-key") {
+            flags.key = *v;
+        } else {
+            return usage_error("unknown option '" + a + "'");
+        }
+    }
+    if (!nclients) {
+        return usage_error("say how many clients the job has with -server N");
+    }
+    cfg.nclients = static_cast<std::uint32_t>(*nclients);
+    if (!timeout) {
+        if (auto t = getenv_opt("HASHI_IMPI_TIMEOUT"); t && !t->empty()) {
+            timeout = number(*t, 1, 24 * 3600);
+            if (!timeout) {
+                return usage_error("HASHI_IMPI_TIMEOUT (environment) expects seconds, got '" + *t + "'");
+            }
+        }
+    }
+    if (timeout) {
+        cfg.startup_timeout = std::chrono::seconds(*timeout);
+    }
+    try {
+        cfg.credentials = resolve_credentials(flags, getenv_opt);
+    } catch (const CredentialError& e) {
+        std::cerr << "impi-server: error: " << e.what() << std::endl;
+        return 2;
+    }
+
+    // SIGINT and SIGTERM end the job cleanly (clients are told why);
+    // SIGPIPE from a vanished client is an error code, not our death.
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    ::signal(SIGPIPE, SIG_IGN);
+    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+    int stop_fd = ::signalfd(-1, &mask, SFD_CLOEXEC);
+    if (stop_fd < 0) {
+        std::cerr << "impi-server: error: signalfd failed" << std::endl;
+        return 1;
+    }
+    try {
+        Server server(cfg);
+        std::cout << server.listen() << std::endl;
+        return server.run(stop_fd);
+    } catch (const std::exception& e) {
+        std::cerr << "impi-server: error: " << e.what() << std::endl;
+        return 1;
+    }
+}
