@@ -60,10 +60,10 @@ enum { NBENCH = sizeof benchmarks / sizeof benchmarks[0] };
 
 struct options {
     int quick;
-    size_t max_size; /* 0: the benchmark's own */
-    int window;
+    long max_size; /* 0: the benchmark's own */
+    long window;
     long iters; /* 0: the benchmark's own */
-    int batches;
+    long batches;
     int selected[NBENCH];
 };
 
@@ -97,6 +97,22 @@ static int parse_count(FILE* err, const char* opt, const char* text, long min, l
     return 0;
 }
 
+/* The options that take a whole number. */
+struct count_spec {
+    const char* name;
+    long min, max;
+    long* out;
+};
+
+static const struct count_spec* count_option(const struct count_spec* specs, int n, const char* arg)
+{
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(specs[i].name, arg))
+            return &specs[i];
+    }
+    return NULL;
+}
+
 /* Returns 0, or 1 after --help, or 2 on a usage error (message on stderr
  * of rank 0 only, since every rank parses the same arguments). */
 static int parse_options(int argc, char** argv, int rank, struct options* o)
@@ -106,35 +122,25 @@ static int parse_options(int argc, char** argv, int rank, struct options* o)
     memset(o, 0, sizeof *o);
     o->window = 64;
     o->batches = 3;
+    const struct count_spec counts[] = {
+        { "--max-size", 1, 1L << 30, &o->max_size },
+        { "--window", 1, P2P_MAX_WINDOW, &o->window },
+        { "--iters", 1, 100000000, &o->iters },
+        { "--batches", 1, 100, &o->batches },
+    };
+    enum { NCOUNTS = sizeof counts / sizeof counts[0] };
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
-        long v = 0;
+        const struct count_spec* c = NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             if (rank == 0)
                 usage(stdout);
             return 1;
         } else if (!strcmp(a, "--quick")) {
             o->quick = 1;
-        } else if (!strcmp(a, "--max-size") || !strcmp(a, "--window") || !strcmp(a, "--iters")
-            || !strcmp(a, "--batches")) {
-            const char* text = i + 1 < argc ? argv[++i] : NULL;
-            if (!strcmp(a, "--max-size")) {
-                if (parse_count(err, a, text, 1, 1L << 30, &v) < 0)
-                    return 2;
-                o->max_size = (size_t)v;
-            } else if (!strcmp(a, "--window")) {
-                if (parse_count(err, a, text, 1, P2P_MAX_WINDOW, &v) < 0)
-                    return 2;
-                o->window = (int)v;
-            } else if (!strcmp(a, "--batches")) {
-                if (parse_count(err, a, text, 1, 100, &v) < 0)
-                    return 2;
-                o->batches = (int)v;
-            } else {
-                if (parse_count(err, a, text, 1, 100000000, &v) < 0)
-                    return 2;
-                o->iters = v;
-            }
+        } else if ((c = count_option(counts, NCOUNTS, a))) {
+            if (parse_count(err, a, i + 1 < argc ? argv[++i] : NULL, c->min, c->max, c->out) < 0)
+                return 2;
         } else {
             int found = 0;
             for (int b = 0; b < NBENCH; b++) {
@@ -204,7 +210,7 @@ static void node_name(char* name, int len)
     }
 }
 
-static void print_header(const struct p2p_params* p, int batches)
+static void print_header(const struct p2p_params* p, long batches)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     char names[2][256];
@@ -221,7 +227,7 @@ static void print_header(const struct p2p_params* p, int batches)
     printf("# library: %s\n", lib);
     printf("# nodes: rank0=%s rank1=%s\n", names[0], names[1]);
     printf("# window: %d\n", p->window);
-    printf("# value: from the fastest of %d batches; iterations: per batch\n", batches);
+    printf("# value: from the fastest of %ld batches; iterations: per batch\n", batches);
     printf("# columns: benchmark size_bytes iterations value unit\n");
     fflush(stdout);
 }
@@ -229,7 +235,7 @@ static void print_header(const struct p2p_params* p, int batches)
 static void run_benchmark(const struct p2p_benchmark* bm, const struct options* o, const struct p2p_params* p,
     struct p2p_buffers* b)
 {
-    size_t max = o->max_size ? o->max_size : bm->max_size;
+    size_t max = o->max_size ? (size_t)o->max_size : bm->max_size;
     /* Quick runs take every third power of two: the shape of the curve, in
      * a fraction of the time. */
     size_t step = o->quick ? 8 : 2;
@@ -247,7 +253,7 @@ static void run_benchmark(const struct p2p_benchmark* bm, const struct options* 
          * of a small size.  Rank 1's times are not used. */
         long per_batch = iters / o->batches > 0 ? iters / o->batches : 1;
         double seconds = 0;
-        for (int k = 0; k < o->batches; k++) {
+        for (long k = 0; k < o->batches; k++) {
             double t = bm->kernel(p, b, size, per_batch);
             if (k == 0 || t < seconds)
                 seconds = t;
@@ -295,12 +301,12 @@ int main(int argc, char** argv)
         return rc == 1 ? 0 : rc;
     }
 
-    struct p2p_params p = { MPI_COMM_NULL, world_rank, o.window };
+    struct p2p_params p = { MPI_COMM_NULL, world_rank, (int)o.window };
     MPI_Comm_split(MPI_COMM_WORLD, world_rank < 2 ? 0 : MPI_UNDEFINED, world_rank, &p.pair);
     if (p.pair != MPI_COMM_NULL) {
         size_t largest = 0;
         for (int i = 0; i < NBENCH; i++) {
-            size_t m = o.max_size ? o.max_size : benchmarks[i].max_size;
+            size_t m = o.max_size ? (size_t)o.max_size : benchmarks[i].max_size;
             if (o.selected[i] && m > largest)
                 largest = m;
         }
