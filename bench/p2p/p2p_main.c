@@ -9,7 +9,8 @@
  * Output (stdout of rank 0), one line per message size, whitespace
  * separated, so a runner can parse it without knowing the benchmark:
  *   BENCHMARK SIZE_BYTES ITERATIONS VALUE UNIT
- * Lines starting with '#' are comments (library, nodes, columns).
+ * Lines starting with '#' are comments (library, nodes, columns); "# end"
+ * comes when all is measured, before MPI_Finalize.
  * Ranks above 1 only wait; the two measured ranks should be on different
  * nodes, or MPICH measures its shared memory instead of the network.
  */
@@ -325,6 +326,12 @@ int main(int argc, char** argv)
         for (int i = 0; i < NBENCH; i++) {
             if (o.selected[i])
                 run_benchmark(&benchmarks[i], &o, &p, &b);
+        }
+        if (p.rank == 0) {
+            /* Everything is measured: a runner can tell a hang in
+             * MPI_Finalize from one in a benchmark. */
+            printf("# end\n");
+            fflush(stdout);
         }
         free(b.send);
         free(b.recv);
