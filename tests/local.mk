@@ -23,6 +23,7 @@ AM_TESTS_ENVIRONMENT = \
 	HASHI_MPICH_SOURCE='$(MPICH_LINK)/source'; export HASHI_MPICH_SOURCE; \
 	HASHI_SRCDIR='$(abs_top_srcdir)'; export HASHI_SRCDIR; \
 	HASHI_BUILDDIR='$(abs_top_builddir)'; export HASHI_BUILDDIR; \
+	HASHI_ASAN_RUNTIME='$(HASHI_ASAN_RUNTIME)'; export HASHI_ASAN_RUNTIME; \
 	HASHI_TEST_WORK='$(abs_top_builddir)/tests/work'; export HASHI_TEST_WORK; \
 	HASHI_CONFORMANCE_WORKDIR='$(abs_top_builddir)/tests/work/conformance'; export HASHI_CONFORMANCE_WORKDIR;
 

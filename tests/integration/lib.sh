@@ -13,6 +13,19 @@ programs="$HASHI_SRCDIR/tests/integration/programs"
 failures=0
 checks=0
 
+# In the ASan/UBSan build, the provider inside every rank is instrumented,
+# so the ranks (ordinary MPI programs) get the ASan runtime preloaded. A
+# wrapper ahead of the real mpiexec in PATH adds it, also for `env ... mpiexec`.
+if [[ -n ${HASHI_ASAN_RUNTIME:-} ]]; then
+    mkdir -p "$work/.asan-bin"
+    cat >"$work/.asan-bin/mpiexec" <<WRAP
+#!/bin/sh
+exec "$HASHI_PREFIX/bin/mpiexec" -genv LD_PRELOAD "$HASHI_ASAN_RUNTIME" -genv ASAN_OPTIONS "detect_leaks=0:abort_on_error=1" "\$@"
+WRAP
+    chmod +x "$work/.asan-bin/mpiexec"
+    export PATH="$work/.asan-bin:$PATH"
+fi
+
 say() { printf '%s: %s\n' "$test_name" "$*"; }
 pass() { checks=$((checks + 1)); say "ok   $*"; }
 fail() { checks=$((checks + 1)); failures=$((failures + 1)); say "FAIL $*"; }

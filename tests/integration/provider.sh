@@ -7,7 +7,9 @@ source "$(dirname "$0")/lib.sh"
 : "${HASHI_BUILDDIR:?HASHI_BUILDDIR must point at the build tree (make check sets it)}"
 provdir="$HASHI_PREFIX/lib/hashi/fi"
 
-run fi-info -- env FI_PROVIDER_PATH="$provdir" fi_info -p hashi
+preload=()
+[[ -n ${HASHI_ASAN_RUNTIME:-} ]] && preload=(LD_PRELOAD="$HASHI_ASAN_RUNTIME" ASAN_OPTIONS=detect_leaks=0)
+run fi-info -- env "${preload[@]}" FI_PROVIDER_PATH="$provdir" fi_info -p hashi
 expect_status fi-info 0
 expect_in fi-info fi-info.out "provider: hashi"
 expect_in fi-info fi-info.out "type: FI_EP_RDM"
@@ -57,12 +59,15 @@ expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
 
 # Robustness, through the libfabric API with real processes.
 robust="$HASHI_BUILDDIR/tests/transport/fi-robustness"
-run peer-death -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi "$robust" peer-death
+if [[ -n ${HASHI_ASAN_RUNTIME:-} ]]; then
+    robust="env LD_PRELOAD=$HASHI_ASAN_RUNTIME ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $robust"
+fi
+run peer-death -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi $robust peer-death
 expect_status peer-death 0
 expect_in peer-death peer-death.err "lost peer 1 \(pid [0-9]+ on [^,]+, [0-9.]+:[0-9]+ \(cluster 0\)\)"
 sed 's/^/    /' peer-death.out
 
-run malformed -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi HASHI_JOB_ID=5eed "$robust" malformed
+run malformed -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi HASHI_JOB_ID=5eed $robust malformed
 expect_status malformed 0
 expect_in malformed malformed.err "refused a connection from pid 1 on attacker .*belongs to job 0*5eec, this is job 0*5eed"
 expect_in malformed malformed.err "malformed frame: unknown frame type 99"
