@@ -319,6 +319,11 @@ int endpoint::close()
             for (auto& [k, p] : peers_)
                 if (!p->failed && (!p->txq.empty() || p->dialing != nullptr))
                     return true;
+            // Rendezvous sends and RMA still waiting for their peer.
+            for (auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
+                for (auto& [id, o] : *m)
+                    if (!o->p->failed)
+                        return true;
             return false;
         };
         while (queued() && std::chrono::steady_clock::now() < deadline)

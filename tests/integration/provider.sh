@@ -76,5 +76,9 @@ expect_in malformed malformed.err "in the middle of a frame"
 expect_in malformed malformed.err "dropped an incoming connection before its handshake: malformed frame"
 sed 's/^/    /' malformed.out
 
+run flow -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi $robust flow
+expect_status flow 0
+sed 's/^/    /' flow.out
+
 if leftovers "$work/(rma|isort|hello)"; then fail "processes left behind"; else pass "no processes left behind"; fi
 finish

@@ -11,6 +11,11 @@
 //                              unknown type, a frame cut in half. The
 //                              endpoint must refuse each, log why, and keep
 //                              serving its real peer.
+//   fi-robustness flow         a child that does not read: sends queue up
+//                              until -FI_EAGAIN (bounded queues), and once it
+//                              reads, every message arrives; then the child
+//                              closes its endpoint right after its last
+//                              sends, and the parent still gets all of them.
 //
 // Exit 0 when every expectation held; messages say which did not.
 #include "transport/address.hpp"
@@ -366,6 +371,93 @@ int malformed()
     return failures;
 }
 
+int flow()
+{
+    constexpr int count = 20000;
+    constexpr std::size_t big = 8u << 20;
+    constexpr int burst = 3000;
+    constexpr std::size_t burst_bytes = 4096;
+    pair_setup pipes;
+    const pid_t child = ::fork();
+    if (child == 0) {
+        int got = 0;
+        {
+            fabric_ep me;
+            std::array<std::uint8_t, 32> parent {};
+            write_all(pipes.to_parent[1], me.name.data(), 32);
+            read_all(pipes.to_child[0], parent.data(), 32);
+            me.insert({parent, me.name});
+            // Do not read for a while: the parent's sends pile up.
+            ::sleep(2);
+            for (int i = 0; i < count; ++i) {
+                std::uint32_t v = 0;
+                fi_trecv(me.ep, &v, sizeof v, nullptr, 0, 1, 0, nullptr);
+                if (me.wait(60) != 0 || v != static_cast<std::uint32_t>(i))
+                    break;
+                ++got;
+            }
+            std::vector<char> payload(big, 'q');
+            fi_tsend(me.ep, payload.data(), payload.size(), nullptr, 0, 4, nullptr);
+            me.wait(60);
+            // A burst the parent does not read yet, then close at once:
+            // fi_close must deliver what is still queued.
+            std::vector<std::uint32_t> chunk(burst_bytes / 4);
+            for (int i = 0; i < burst; ++i) {
+                chunk[0] = static_cast<std::uint32_t>(i);
+                while (fi_tinject(me.ep, chunk.data(), burst_bytes, 0, 3) == -FI_EAGAIN) {
+                    fi_cq_tagged_entry e;
+                    fi_cq_read(me.cq, &e, 1);
+                }
+            }
+        } // fi_close of everything
+        std::_Exit(got == count ? 0 : 10);
+    }
+    fabric_ep me;
+    std::array<std::uint8_t, 32> kid {};
+    read_all(pipes.to_parent[0], kid.data(), 32);
+    write_all(pipes.to_child[1], me.name.data(), 32);
+    me.insert({me.name, kid});
+    int eagain = 0, sent = 0;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (sent < count && std::chrono::steady_clock::now() < end) {
+        std::uint32_t v = static_cast<std::uint32_t>(sent);
+        const ssize_t rc = fi_tinject(me.ep, &v, sizeof v, 1, 1);
+        if (rc == 0) {
+            ++sent;
+        } else if (rc == -FI_EAGAIN) {
+            ++eagain;
+            fi_cq_tagged_entry e;
+            fi_cq_read(me.cq, &e, 1);
+        } else {
+            die("fi_tinject", static_cast<int>(rc));
+        }
+    }
+    check(sent == count, "all " + std::to_string(count) + " sends were accepted eventually");
+    check(eagain > 0, "a full send queue answered -FI_EAGAIN (" + std::to_string(eagain) + " times)");
+    std::vector<char> payload(big);
+    fi_trecv(me.ep, payload.data(), payload.size(), nullptr, 1, 4, 0, nullptr);
+    fi_cq_tagged_entry e {};
+    const int rc = me.wait(30, &e);
+    // Slow reader now: the child's burst piles up in its queue while it closes.
+    ::sleep(1);
+    int got = 0;
+    std::vector<std::uint32_t> chunk(burst_bytes / 4);
+    for (int i = 0; i < burst; ++i) {
+        fi_trecv(me.ep, chunk.data(), burst_bytes, nullptr, 1, 3, 0, nullptr);
+        if (me.wait(30) != 0 || chunk[0] != static_cast<std::uint32_t>(i))
+            break;
+        ++got;
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child received every message in order");
+    check(got == burst,
+        "the " + std::to_string(burst) + " messages the child sent just before closing arrived in order (" +
+            std::to_string(got) + ")");
+    check(rc == 0 && e.len == big && payload[big - 1] == 'q', "the child's 8 MiB message arrived whole");
+    return failures;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -375,6 +467,8 @@ int main(int argc, char** argv)
         return peer_death() == 0 ? 0 : 1;
     if (what == "malformed")
         return malformed() == 0 ? 0 : 1;
-    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed\n");
+    if (what == "flow")
+        return flow() == 0 ? 0 : 1;
+    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed|flow\n");
     return 2;
 }
