@@ -62,12 +62,15 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
 	src/mpi/mpiexec/output_forwarder.cpp src/mpi/mpiexec/output_forwarder.hpp \
 	src/mpi/mpiexec/ssh_shim.cpp src/mpi/mpiexec/ssh_shim.hpp \
+	src/mpi/mpiexec/impi_client.cpp src/mpi/mpiexec/impi_client.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
+# mpiexec -client shares the IMPI codec with impi-server (relay/impi).
+libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
 
 ## mpiexec / mpirun #########################################################
 bin_PROGRAMS += mpiexec
 mpiexec_SOURCES = src/mpi/mpiexec/main.cpp
-mpiexec_LDADD = libhashi_mpiexec.a libhashi_common.a
+mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_common.a $(CRYPTO_LIBS)
 
 ## Compiler wrappers ########################################################
 # One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).
@@ -81,7 +84,8 @@ WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
 
 ## hashi-info ###############################################################
 bin_PROGRAMS += hashi-info
-hashi_info_SOURCES = src/mpi/info/hashi_info.cpp
+hashi_info_SOURCES = src/mpi/info/hashi_info.cpp \
+	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp
 hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
 hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)
 hashi_info_LDFLAGS = $(AM_LDFLAGS) $(RELOCATABLE_RPATH)

@@ -36,6 +36,12 @@ nstats=$(ls stats/*.stats 2>/dev/null | wc -l)
 if [[ $nstats -eq 4 ]]; then pass "rma: 4 statistics files"; else fail "rma: $nstats statistics files, expected 4"; fi
 cat stats/*.stats >stats.all 2>/dev/null
 expect_in stats stats.all "^# peer host pid tx_bytes"
+run stats-summary -- hashi-info --stats "$work/stats"
+expect_status stats-summary 0
+expect_in stats-summary stats-summary.out "^total: 4 endpoints, .* RMA operations served"
+run stats-missing -- hashi-info --stats "$work/nostats"
+expect_status stats-missing 1
+expect_in stats-missing stats-missing.err "not a directory \\(run the job with FI_HASHI_STATS_DIR="
 # Each rank wrote 4 MiB to its neighbour: someone sent at least that much.
 if awk '!/^#/ && $4 >= 4194304 { found = 1 } END { exit !found }' stats.all; then
     pass "stats: a peer line shows the 4 MiB put"

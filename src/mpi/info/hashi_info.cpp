@@ -4,6 +4,7 @@
 // libraries themselves at run time, not copied from build time.
 #include "../common/install_paths.hpp"
 #include "config.h"
+#include "mpi/info/stats_summary.hpp"
 
 #include <hwloc.h>
 #include <mpi.h>
@@ -87,12 +88,13 @@ std::string kernel_module_status()
 
 void usage(std::ostream& out)
 {
-    out << "Usage: hashi-info [--all | --version | --providers | --configure | --help]\n"
+    out << "Usage: hashi-info [--all | --version | --providers | --configure | --stats DIR | --help]\n"
            "  (no option)   summary: versions, prefix, providers, kernel module\n"
            "  --all         also the configure flags of Hashi and of the MPICH base\n"
            "  --version     Hashi's version only\n"
            "  --providers   libfabric providers with RDM endpoints, one per line\n"
-           "  --configure   configure flags of Hashi and of the MPICH base\n";
+           "  --configure   configure flags of Hashi and of the MPICH base\n"
+           "  --stats DIR   per-peer traffic of a job run with FI_HASHI_STATS_DIR=DIR\n";
 }
 
 } // namespace
@@ -111,6 +113,12 @@ int main(int argc, char** argv)
             only_version = true;
         } else if (a == "--providers") {
             only_providers = true;
+        } else if (a == "--stats") {
+            if (i + 1 >= argc) {
+                std::cerr << "hashi-info: --stats needs a directory (the job's FI_HASHI_STATS_DIR)\n";
+                return 2;
+            }
+            return hashi::print_stats_summary(argv[i + 1], std::cout, std::cerr);
         } else if (a == "--configure") {
             only_configure = true;
         } else if (a == "--help" || a == "-h") {
