@@ -28,4 +28,5 @@ tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK
 tests_unit_impi_unit_LDADD = libhashi_impi.a $(CRYPTO_LIBS) -lboost_unit_test_framework
 TESTS += tests/unit/impi-unit
 
-EXTRA_DIST += relay/README.md
+TESTS += tests/integration/federation.sh
+EXTRA_DIST += relay/README.md tests/integration/federation.sh

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -115,6 +117,26 @@ std::string local_host_name()
     return buf.data();
 }
 
+std::string hex64(std::uint64_t v)
+{
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+// A fresh job id for a job of one cluster: the provider refuses peers
+// whose id differs, so two jobs on one network never talk by mistake.
+std::uint64_t random_job_id()
+{
+    std::uint64_t v = 0;
+    while (v == 0) {
+        if (::getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
+            throw std::runtime_error(std::string("cannot draw a job id: getrandom: ") + std::strerror(errno));
+        }
+    }
+    return v;
+}
+
 } // namespace
 
 Job::Job(Options opt, std::vector<EnvVar> job_vars)
@@ -133,7 +155,7 @@ Job::~Job()
 
 std::string Job::describe(const Process& p) const
 {
-    return "rank " + std::to_string(p.rank) + " (pid " + std::to_string(p.pid) + " on " + p.host + ")";
+    return "rank " + std::to_string(rank_offset_ + p.rank) + " (pid " + std::to_string(p.pid) + " on " + p.host + ")";
 }
 
 int Job::live_count() const
@@ -163,6 +185,9 @@ void Job::fail(int exit_status, const std::string& message, int culprit)
         std::cerr << "; killing the " << (culprit >= 0 ? "other " : "") << others << (others == 1 ? " rank" : " ranks");
     }
     std::cerr << std::endl;
+    if (impi_ && impi_->open()) {
+        impi_->send_abort(exit_status, message);
+    }
     kill_all(SIGTERM);
 }
 
@@ -201,6 +226,7 @@ void Job::start_all()
     int nranks = opt_.total_procs();
     std::string local = local_host_name();
     placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
+    join_federation();
 
     PmiJobInfo info;
     info.size = nranks;
@@ -208,9 +234,11 @@ void Job::start_all()
     for (const auto& h : opt_.hosts) {
         slots += h.slots;
     }
-    info.universe_size = std::max(nranks, slots);
-    info.kvsname = "hashi_" + std::to_string(::getpid()) + "_0";
-    info.process_mapping = process_mapping(placement_.node_of_rank);
+    info.universe_size = impi_ ? global_size_ : std::max(nranks, slots);
+    // One name for every cluster: ranks of a federated job share one space.
+    info.kvsname = "hashi_" + job_id_;
+    info.process_mapping = process_mapping(global_node_of_rank_);
+    info.global_barrier = impi_ != nullptr;
     if (info.process_mapping.size() > pmi::vallen_max) {
         std::cerr << "mpiexec: warning: the process mapping is too long for PMI (" << info.process_mapping.size()
                   << " bytes); MPICH will guess node locality from host names" << std::endl;
@@ -257,6 +285,104 @@ void Job::start_all()
     }
 }
 
+void Job::join_federation()
+{
+    const auto& fed = opt_.federation;
+    const int nranks = opt_.total_procs();
+    if (!fed.active()) {
+        global_size_ = nranks;
+        job_id_ = hex64(random_job_id());
+        global_node_of_rank_ = placement_.node_of_rank;
+        return;
+    }
+    auto env = [](const std::string& name) -> std::optional<std::string> {
+        const char* v = std::getenv(name.c_str());
+        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+    };
+    ImpiSettings settings;
+    settings.client = fed.client;
+    settings.server = fed.server;
+    settings.timeout = std::chrono::seconds(fed.timeout_seconds);
+    try {
+        settings.credentials = impi::resolve_credentials({.secret = fed.secret,
+                                                             .secret_file = fed.secret_file,
+                                                             .key = fed.key,
+                                                             .enable_key = fed.enable_key,
+                                                             .enable_none = fed.enable_none},
+            env);
+    } catch (const impi::CredentialError& e) {
+        throw UsageError(e.what());
+    }
+    impi::LocalClient local;
+    local.host_addr.resize(placement_.node_names.size());
+    local.host_of_proc = placement_.node_of_rank;
+    impi_ = std::make_unique<ImpiClient>(std::move(settings));
+    auto started = Clock::now();
+    auto job = impi_->join(local, signal_fd_.get());
+    global_size_ = job.global_size;
+    rank_offset_ = job.rank_offset;
+    cluster_id_ = fed.client;
+    job_id_ = hex64(job.job_id);
+    global_node_of_rank_ = std::move(job.node_of_rank);
+    if (opt_.verbose) {
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+        std::cerr << "mpiexec: joined impi-server at " << fed.server << " as client " << fed.client << " of "
+                  << job.nclients << " in " << ms << " ms: global ranks " << rank_offset_ << ".."
+                  << rank_offset_ + nranks - 1 << " of " << global_size_ << ", job " << job_id_ << std::endl;
+    }
+}
+
+void Job::on_local_barrier_complete()
+{
+    if (barrier_pending_) {
+        return;
+    }
+    barrier_pending_ = true;
+    std::string error;
+    if (!impi_->send_barrier(pmi_->take_new_entries(), error)) {
+        fail(1, error);
+    }
+}
+
+void Job::on_impi_readable()
+{
+    for (auto& e : impi_->on_readable()) {
+        switch (e.kind) {
+        case ImpiClient::Event::Kind::barrier_out:
+            barrier_pending_ = false;
+            for (const auto& r : pmi_->release_barrier(e.entries)) {
+                send_pmi(r.rank, r.line);
+            }
+            break;
+        case ImpiClient::Event::Kind::aborted:
+        case ImpiClient::Event::Kind::failed:
+            fail(e.code, e.message);
+            break;
+        }
+    }
+}
+
+void Job::leave_federation()
+{
+    if (!impi_ || !impi_->open()) {
+        return;
+    }
+    int status = status_.value_or(0);
+    if (status == 0) {
+        for (const auto& p : procs_) {
+            if (WIFSIGNALED(p.wait_status) || (WIFEXITED(p.wait_status) && WEXITSTATUS(p.wait_status) != 0)) {
+                status = 1;
+            }
+        }
+    }
+    if (status == 0) {
+        impi_->send_fini();
+    } else {
+        impi_->send_abort(status,
+            "mpiexec of cluster " + std::to_string(cluster_id_) + " ended with status " + std::to_string(status));
+    }
+}
+
 void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
 {
     Process& p = procs_[rank];
@@ -277,7 +403,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
 
     const bool remote = opt_.launcher == LauncherKind::ssh;
     std::vector<EnvVar> pmi_vars = {
-        {"PMI_RANK", std::to_string(rank)}, {"PMI_SIZE", std::to_string(opt_.total_procs())}};
+        {"PMI_RANK", std::to_string(rank_offset_ + rank)}, {"PMI_SIZE", std::to_string(global_size_)}};
     if (remote) {
         pmi_vars.emplace_back("PMI_PORT", pmi_port_);
         pmi_vars.emplace_back("PMI_ID", std::to_string(rank));
@@ -288,6 +414,8 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     per_rank.emplace_back("MPI_LOCALRANKID", std::to_string(local_rank));
     per_rank.emplace_back("MPI_LOCALNRANKS", std::to_string(local_size));
     per_rank.emplace_back("HASHI_NODE_NAME", p.host);
+    per_rank.emplace_back("HASHI_CLUSTER_ID", std::to_string(cluster_id_));
+    per_rank.emplace_back("HASHI_JOB_ID", job_id_);
     auto env = process_environment(opt_, opt_.env_policy, app, inherited_env_, per_rank, pmi_vars);
 
     if (opt_.launcher != LauncherKind::ssh && find_program(app.argv[0], wdir).empty()) {
@@ -308,7 +436,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     if (remote) {
         program.insert(program.begin(), {shim_exe_, ssh_shim_flag, "--"});
     }
-    auto argv = launch_argv(opt_, {p.host, rank}, program, remote_env, wdir);
+    auto argv = launch_argv(opt_, {p.host, rank_offset_ + rank}, program, remote_env, wdir);
     if (opt_.verbose) {
         std::string line = "mpiexec: rank " + std::to_string(rank) + " on " + p.host + ":";
         for (const auto& a : argv) {
@@ -426,8 +554,8 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     p.pid = pid;
     p.stdout_fd.reset(out_pipe[0]);
     p.stderr_fd.reset(err_pipe[0]);
-    p.out = std::make_unique<OutputForwarder>(STDOUT_FILENO, rank, opt_.prepend_rank);
-    p.err = std::make_unique<OutputForwarder>(STDERR_FILENO, rank, opt_.prepend_rank);
+    p.out = std::make_unique<OutputForwarder>(STDOUT_FILENO, rank_offset_ + rank, opt_.prepend_rank);
+    p.err = std::make_unique<OutputForwarder>(STDERR_FILENO, rank_offset_ + rank, opt_.prepend_rank);
     if (in_pipe[1] >= 0) {
         p.stdin_fd.reset(in_pipe[1]);
         ::fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
@@ -518,8 +646,8 @@ void Job::on_identify(PmiConnection& c, std::string_view line)
         return;
     }
     send_pmi(rank, pmi::format("initack"));
-    send_pmi(rank, pmi::format("set", {{"size", std::to_string(procs_.size())}}));
-    send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank)}}));
+    send_pmi(rank, pmi::format("set", {{"size", std::to_string(global_size_)}}));
+    send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank_offset_ + rank)}}));
     send_pmi(rank, pmi::format("set", {{"debug", "0"}}));
 }
 
@@ -569,6 +697,9 @@ void Job::on_pmi_line(PmiConnection& c, std::string_view line)
         close_pmi(c);
         fail(1, describe(procs_[rank]) + " sent a bad PMI message (" + result.error + ")", rank);
         return;
+    }
+    if (result.barrier_complete) {
+        on_local_barrier_complete();
     }
     if (result.abort_code) {
         fail(*result.abort_code,
@@ -749,7 +880,7 @@ void Job::event_loop()
         }
 
         // What each pollfd is for.
-        enum class Kind { signal, stdin_in, stdin_out, out, err, pmi, listener };
+        enum class Kind { signal, stdin_in, stdin_out, out, err, pmi, listener, impi };
         struct Slot {
             Kind kind;
             size_t index;
@@ -783,6 +914,9 @@ void Job::event_loop()
         }
         if (pmi_listener_) {
             add(pmi_listener_.get(), POLLIN, Kind::listener, 0);
+        }
+        if (impi_ && impi_->open()) {
+            add(impi_->fd(), POLLIN, Kind::impi, 0);
         }
 
         auto now = Clock::now();
@@ -849,6 +983,9 @@ void Job::event_loop()
             case Kind::listener:
                 accept_pmi_connection();
                 break;
+            case Kind::impi:
+                on_impi_readable();
+                break;
             }
         }
         std::erase_if(pmi_conns_, [](const std::unique_ptr<PmiConnection>& c) { return !c->fd; });
@@ -876,6 +1013,7 @@ int Job::run()
     start_all();
     event_loop();
     reap_children();
+    leave_federation();
 
     if (status_) {
         return *status_;

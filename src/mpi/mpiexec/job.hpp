@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../common/unique_fd.hpp"
+#include "impi_client.hpp"
 #include "options.hpp"
 #include "output_forwarder.hpp"
 #include "placement.hpp"
@@ -58,6 +59,13 @@ private:
     };
 
     void start_all();
+    // Federated job: joins impi-server and takes the global view (ranks,
+    // nodes, job id); otherwise makes this cluster the whole job.
+    void join_federation();
+    void on_impi_readable();
+    void on_local_barrier_complete();
+    // Tells impi-server how the cluster's part ended (FINI or abort).
+    void leave_federation();
     void start_one(int rank, const AppSegment& app, int app_index);
     void event_loop();
     void handle_signals();
@@ -85,6 +93,13 @@ private:
     std::vector<EnvVar> inherited_env_;
     Placement placement_;
     std::unique_ptr<PmiServer> pmi_;
+    std::unique_ptr<ImpiClient> impi_; // federated jobs only
+    int global_size_ = 0; // ranks of the whole job, every cluster
+    int rank_offset_ = 0; // global rank of procs_[0]
+    int cluster_id_ = 0;
+    std::string job_id_; // HASHI_JOB_ID: 16 hex digits
+    std::vector<int> global_node_of_rank_;
+    bool barrier_pending_ = false; // this cluster's barrier is at the server
     std::vector<Process> procs_;
     std::vector<std::unique_ptr<PmiConnection>> pmi_conns_;
     std::vector<PmiConnection*> pmi_of_rank_;

@@ -10,6 +10,7 @@ namespace {
 
 constexpr int max_procs = 1 << 20;
 constexpr int max_timeout = 365 * 24 * 3600;
+constexpr int max_clients = 32; // IMPI's client_mask is 32 bits
 
 int parse_count(std::string_view flag, const std::string& text, int lo, int hi)
 {
@@ -83,6 +84,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
 {
     Options opt;
     bool hosts_given = false;
+    bool impi_timeout_given = false;
     ArgCursor cur(args);
     AppSegment seg;
 
@@ -190,6 +192,30 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             }
         } else if (a == "-timeout") {
             opt.timeout_seconds = parse_count(a, cur.value(a), 1, max_timeout);
+        } else if (a == "-client") {
+            if (opt.federation.active()) {
+                throw UsageError("-client given twice");
+            }
+            opt.federation.client = parse_count(a, cur.value(a), 0, max_clients - 1);
+            opt.federation.server = cur.value("-client " + std::to_string(opt.federation.client));
+            auto colon = opt.federation.server.rfind(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == opt.federation.server.size()) {
+                throw UsageError("-client " + std::to_string(opt.federation.client) + ": '" + opt.federation.server +
+                    "' is not addr:port (use the address impi-server printed)");
+            }
+        } else if (a == "-impi-secret-file") {
+            opt.federation.secret_file = cur.value(a);
+        } else if (a == "-impi-secret") {
+            opt.federation.secret = cur.value(a);
+        } else if (a == "-impi-key") {
+            opt.federation.key = cur.value(a);
+        } else if (a == "-impi-auth-key") {
+            opt.federation.enable_key = true;
+        } else if (a == "-impi-auth-none") {
+            opt.federation.enable_none = true;
+        } else if (a == "-impi-timeout") {
+            impi_timeout_given = true;
+            opt.federation.timeout_seconds = parse_count(a, cur.value(a), 1, max_timeout);
         } else if (!a.empty() && a[0] == '-') {
             throw UsageError("unknown option '" + a + "' (mpiexec -help lists the options)");
         } else {
@@ -226,6 +252,16 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
     if (opt.timeout_seconds == 0) {
         if (auto t = env("MPIEXEC_TIMEOUT"); t && !t->empty()) {
             opt.timeout_seconds = parse_count("MPIEXEC_TIMEOUT (environment)", *t, 1, max_timeout);
+        }
+    }
+    const auto& fed = opt.federation;
+    if (!fed.active() &&
+        (fed.secret || fed.secret_file || fed.key || fed.enable_key || fed.enable_none || impi_timeout_given)) {
+        throw UsageError("the -impi-* options belong to a federated job: add -client K addr:port");
+    }
+    if (fed.active() && !impi_timeout_given) {
+        if (auto t = env("HASHI_IMPI_TIMEOUT"); t && !t->empty()) {
+            opt.federation.timeout_seconds = parse_count("HASHI_IMPI_TIMEOUT (environment)", *t, 1, max_timeout);
         }
     }
     bool launcher_from_flag = false;
@@ -321,6 +357,17 @@ Global options:
   -v, -verbose          say what is launched and how
   -version              print versions and exit
   -h, -help             print this help
+
+One job across clusters (impi-server -server N prints addr:port; see relay/README.md):
+  -client K ADDR:PORT   run cluster K's ranks (K = 0..31) of the job; ranks get global
+                        ranks, client 0's first, and HASHI_CLUSTER_ID=K
+  -impi-secret-file F   the job's secret, shared with impi-server and every cluster
+                        (also HASHI_IMPI_SECRET_FILE, or HASHI_IMPI_SECRET=secret)
+  -impi-secret S        the secret itself (visible in ps; prefer the file)
+  -impi-auth-key        also offer IMPI_AUTH_KEY, the key from -impi-key N or IMPI_AUTH_KEY
+  -impi-auth-none       also offer IMPI_AUTH_NONE (no authentication)
+  -impi-timeout SEC     wait at most SEC seconds for the server and the other
+                        clusters before any rank starts (default 60; also HASHI_IMPI_TIMEOUT)
 
 Exit status: 0 when every process exits 0; the MPI_Abort code when a process
 aborts; 128+signal when a process is killed by a signal; otherwise the first

@@ -27,6 +27,23 @@ struct AppSegment {
 };
 
 enum class LauncherKind { fork, ssh, exec };
+
+// -client K addr:port: this mpiexec runs cluster K's part of a job that
+// spans clusters, joined through impi-server (relay/README.md). The
+// credentials are resolved (flags, then environment, then files) when the
+// job starts, not here, so parsing stays free of side effects.
+struct FederationOptions {
+    int client = -1; // -1: an ordinary job of this cluster alone
+    std::string server; // addr:port as impi-server printed it
+    std::optional<std::string> secret; // -impi-secret
+    std::optional<std::string> secret_file; // -impi-secret-file
+    std::optional<std::string> key; // -impi-key
+    bool enable_key = false; // -impi-auth-key
+    bool enable_none = false; // -impi-auth-none
+    int timeout_seconds = 60; // -impi-timeout, HASHI_IMPI_TIMEOUT
+
+    [[nodiscard]] bool active() const { return client >= 0; }
+};
 enum class EnvPolicy { all, none, list };
 
 struct Options {
@@ -43,6 +60,7 @@ struct Options {
     bool verbose = false;
     std::string provider; // libfabric provider for the job
     int timeout_seconds = 0; // 0: none
+    FederationOptions federation;
     bool help = false;
     bool version = false;
 
@@ -59,7 +77,8 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // Parses argv (without argv[0]). Reads hostfiles from disk. Environment
 // defaults: HASHI_PROVIDER (then FI_PROVIDER), MPIEXEC_TIMEOUT,
-// HASHI_LAUNCHER, HASHI_LAUNCHER_EXEC, HASHI_HOSTFILE. Throws UsageError
+// HASHI_LAUNCHER, HASHI_LAUNCHER_EXEC, HASHI_HOSTFILE, HASHI_IMPI_TIMEOUT.
+// Throws UsageError
 // saying what was wrong and what to do.
 Options parse_options(const std::vector<std::string>& args, const EnvLookup& env, std::string_view default_provider);
 

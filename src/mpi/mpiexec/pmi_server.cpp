@@ -89,6 +89,9 @@ PmiServer::Result PmiServer::handle_message(int rank, const pmi::Message& msg)
             reply("put_result", {{"rc", "-1"}, {"msg", "key_or_value_too_long"}});
         } else {
             kvs_[*key] = *value;
+            if (info_.global_barrier && new_key_set_.insert(*key).second) {
+                new_keys_.push_back(*key);
+            }
             reply("put_result", {{"rc", "0"}, {"msg", "success"}});
         }
     } else if (cmd == "get") {
@@ -105,7 +108,9 @@ PmiServer::Result PmiServer::handle_message(int rank, const pmi::Message& msg)
         }
     } else if (cmd == "barrier_in") {
         in_barrier_.insert(rank);
-        if (static_cast<int>(in_barrier_.size()) == info_.size) {
+        if (info_.global_barrier) {
+            r.barrier_complete = static_cast<int>(in_barrier_.size()) == info_.size;
+        } else if (static_cast<int>(in_barrier_.size()) == info_.size) {
             for (int rk : in_barrier_) {
                 r.replies.push_back({rk, pmi::format("barrier_out")});
             }
@@ -156,6 +161,31 @@ PmiServer::Result PmiServer::handle_message(int rank, const pmi::Message& msg)
         r.error = "unknown PMI command '" + cmd + "'";
     }
     return r;
+}
+
+std::vector<KeyValue> PmiServer::take_new_entries()
+{
+    std::vector<KeyValue> out;
+    out.reserve(new_keys_.size());
+    for (const auto& k : new_keys_) {
+        out.emplace_back(k, kvs_[k]);
+    }
+    new_keys_.clear();
+    new_key_set_.clear();
+    return out;
+}
+
+std::vector<PmiServer::Reply> PmiServer::release_barrier(const std::vector<KeyValue>& remote_entries)
+{
+    for (const auto& [k, v] : remote_entries) {
+        kvs_[k] = v;
+    }
+    std::vector<Reply> replies;
+    for (int rk : in_barrier_) {
+        replies.push_back({rk, pmi::format("barrier_out")});
+    }
+    in_barrier_.clear();
+    return replies;
 }
 
 } // namespace hashi::mpiexec

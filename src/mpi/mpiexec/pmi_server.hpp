@@ -18,12 +18,18 @@
 namespace hashi::mpiexec {
 
 struct PmiJobInfo {
-    int size = 1;
+    int size = 1; // processes this server serves (a federated job's other clusters have their own)
     int universe_size = 1;
     std::string kvsname = "hashi_kvs";
     std::string process_mapping; // value of the PMI_process_mapping key
     std::vector<int> appnum; // per rank: index of its program (MPMD)
+    // Federated job: when every local rank is in the barrier, the caller
+    // makes it global (take_new_entries, then release_barrier) instead of
+    // the server answering at once.
+    bool global_barrier = false;
 };
+
+using KeyValue = std::pair<std::string, std::string>;
 
 class PmiServer {
 public:
@@ -37,6 +43,7 @@ public:
         std::vector<Reply> replies;
         std::optional<int> abort_code; // the rank asked to abort the job with this code
         std::string error; // non-empty: protocol violation, close the connection
+        bool barrier_complete = false; // global_barrier: every local rank waits in the barrier
     };
 
     // Handles one line received from `rank`.
@@ -47,6 +54,13 @@ public:
     [[nodiscard]] int barrier_waiting() const { return static_cast<int>(in_barrier_.size()); }
     [[nodiscard]] const PmiJobInfo& info() const { return info_; }
 
+    // The entries put since the previous barrier, in the order first put
+    // (what other clusters need); clears the list.
+    std::vector<KeyValue> take_new_entries();
+    // Ends a global barrier: stores the other clusters' entries and returns
+    // the barrier_out lines for every waiting rank.
+    std::vector<Reply> release_barrier(const std::vector<KeyValue>& remote_entries);
+
 private:
     Result handle_message(int rank, const pmi::Message& msg);
 
@@ -54,6 +68,8 @@ private:
     std::map<std::string, std::string, std::less<>> kvs_;
     std::map<std::string, std::string, std::less<>> published_;
     std::set<int> in_barrier_;
+    std::vector<std::string> new_keys_; // put since the last barrier, first-put order
+    std::set<std::string, std::less<>> new_key_set_;
     std::set<int> initialized_;
     std::set<int> finalized_;
     std::set<int> in_multiline_; // ranks sending an mcmd=... block we skip
