@@ -470,6 +470,10 @@ bool endpoint::read_from(connection& c)
 {
     bool moved = false;
     int reads = 0;
+    // A read that returned less than it asked for emptied the socket: the
+    // next one would only say EAGAIN, so skip it (epoll is level-triggered
+    // and reports what arrives later). Saves a system call per message.
+    bool drained = false;
     if (c.rx.empty())
         c.rx.resize(initial_rx_buffer);
     while (c.st != connection::state::closed) {
@@ -492,7 +496,7 @@ bool endpoint::read_from(connection& c)
                 if (off < n)
                     s.discard -= std::min(s.discard, n - off);
             } else if (s.remaining > 0) {
-                if (reads++ >= reads_per_event)
+                if (drained || reads++ >= reads_per_event)
                     return moved;
                 // Straight from the socket into the application's memory.
                 iovec iov[provider_iov_limit + 1];
@@ -527,6 +531,7 @@ bool endpoint::read_from(connection& c)
                     return true;
                 }
                 std::size_t got = static_cast<std::size_t>(r);
+                drained = got < s.remaining;
                 s.remaining -= got;
                 for (std::size_t i = 0; i < s.iov_count && got > 0; ++i) {
                     const std::size_t m = std::min(s.iov[i].iov_len, got);
@@ -612,11 +617,13 @@ bool endpoint::read_from(connection& c)
             c.head = 0;
             c.tail = avail;
         }
-        if (reads++ >= reads_per_event)
+        if (drained || reads++ >= reads_per_event)
             return moved;
-        const ssize_t r = ::recv(c.fd, c.rx.data() + c.tail, c.rx.size() - c.tail, 0);
+        const std::size_t room = c.rx.size() - c.tail;
+        const ssize_t r = ::recv(c.fd, c.rx.data() + c.tail, room, 0);
         if (r > 0) {
             c.tail += static_cast<std::size_t>(r);
+            drained = static_cast<std::size_t>(r) < room;
             moved = true;
             continue;
         }
