@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <set>
 
 namespace hashi::fi {
 
@@ -104,6 +105,20 @@ endpoint::~endpoint()
         ::close(listen_fd_);
     if (epoll_fd_ >= 0)
         ::close(epoll_fd_);
+    // Operations still posted or in flight when the endpoint goes (MPICH
+    // leaves its multi-receive buffers posted) are freed with it.
+    std::set<op*> live;
+    for (auto& [ctx, o] : posted_)
+        live.insert(o);
+    for (auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
+        for (auto& [id, o] : *m)
+            live.insert(o);
+    for (auto& [key, p] : peers_)
+        for (auto& t : p->txq)
+            if (t.done != nullptr)
+                live.insert(t.done);
+    for (op* o : live)
+        delete o;
     for (op* o : free_ops_)
         delete o;
 }
@@ -379,8 +394,6 @@ int endpoint::close()
             c->refs--;
     std::erase(domain->endpoints, this);
     domain->refs--;
-    for (auto& [cookie, m] : unexpected_)
-        (void)m;
     delete this;
     return 0;
 }

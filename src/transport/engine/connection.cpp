@@ -698,7 +698,7 @@ void endpoint::fail_peer(peer& p, const std::string& why)
         p.txq.pop_front();
         --tx_queued_;
         if (done != nullptr)
-            complete_error(*done, FI_EIO, 0, done->k == op::kind::send ? tx_cq_ : tx_cq_);
+            complete_error(*done, FI_EIO, 0, tx_cq_);
     }
     auto fail_map = [&](std::unordered_map<std::uint64_t, op*>& m, cq_obj* cq, bool rma) {
         for (auto it = m.begin(); it != m.end();) {
