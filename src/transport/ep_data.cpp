@@ -336,6 +336,9 @@ void endpoint::matched(const match::match_result& r, bool /*tagged*/)
     unexpected_.erase(it);
     peer& p = *um->p;
     p.stats.unexpected_now--;
+    // Matched: no longer cancellable (a multi-receive buffer stays posted).
+    if (o->k != op::kind::multi_recv)
+        posted_.erase(o->context);
     if (o->k == op::kind::multi_recv) {
         if (um->rendezvous) {
             // A message above the eager limit cannot be packed into a
