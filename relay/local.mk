@@ -23,9 +23,12 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/main.cpp \
 	tests/unit/impi/test_wire.cpp \
 	tests/unit/impi/test_startup_tables.cpp \
-	tests/unit/impi/test_auth.cpp
-tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK
-tests_unit_impi_unit_LDADD = libhashi_impi.a $(CRYPTO_LIBS) -lboost_unit_test_framework
+	tests/unit/impi/test_auth.cpp \
+	tests/unit/impi/test_client_side.cpp \
+	tests/unit/impi/test_session.cpp
+tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
+tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_common.a $(CRYPTO_LIBS) \
+	-lboost_unit_test_framework -lpthread
 TESTS += tests/unit/impi-unit
 
 TESTS += tests/integration/federation.sh
