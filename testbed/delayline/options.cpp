@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "options.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <net/if.h>
+#include <string_view>
+#include <vector>
+
+namespace hashi::delayline {
+namespace {
+
+constexpr double max_delay_ms = 60'000;
+constexpr long max_queue_mb = 4096;
+
+double parse_delay_ms(std::string_view text)
+{
+    double ms = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec != std::errc {} || end != text.data() + text.size() || !std::isfinite(ms) || ms < 0 || ms > max_delay_ms) {
+        throw UsageError("DELAY_MS '" + std::string(text) + "' is not a number of milliseconds from 0 to 60000 " +
+            "(fractions allowed, e.g. 2.5)");
+    }
+    return ms;
+}
+
+std::size_t parse_queue_mb(std::string_view text)
+{
+    long mb = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mb);
+    if (ec != std::errc {} || end != text.data() + text.size() || mb < 1 || mb > max_queue_mb) {
+        throw UsageError("--queue-mb '" + std::string(text) + "' is not a whole number of MiB from 1 to 4096");
+    }
+    return static_cast<std::size_t>(mb) << 20;
+}
+
+TapEnd parse_end(std::string_view netns, std::string_view ifname, const char* which)
+{
+    if (netns.empty()) {
+        throw UsageError(std::string("NETNS_") + which + " is empty");
+    }
+    // The kernel silently truncates longer names; then the tap would not
+    // be the interface the caller configures.
+    if (ifname.empty() || ifname.size() >= IFNAMSIZ || ifname.find('/') != std::string_view::npos) {
+        throw UsageError(std::string("IFACE_") + which + " '" + std::string(ifname) +
+            "' is not an interface name (1 to 15 characters, no '/')");
+    }
+    return {std::string(netns), std::string(ifname)};
+}
+
+} // namespace
+
+Options parse_options(int argc, char** argv)
+{
+    Options opt;
+    std::vector<std::string_view> positional;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        if (a == "-h" || a == "--help") {
+            opt.help = true;
+            return opt;
+        }
+        if (a == "--queue-mb") {
+            if (i + 1 >= argc) {
+                throw UsageError("--queue-mb needs a value (MiB of frames queued per direction)");
+            }
+            opt.queue_bytes = parse_queue_mb(argv[++i]);
+        } else if (a.starts_with("--queue-mb=")) {
+            opt.queue_bytes = parse_queue_mb(a.substr(a.find('=') + 1));
+        } else if (a.starts_with("-") && a.size() > 1) {
+            throw UsageError("unknown option '" + std::string(a) + "'");
+        } else {
+            positional.push_back(a);
+        }
+    }
+    if (positional.size() != 5) {
+        throw UsageError("expected 5 arguments (NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS), got " +
+            std::to_string(positional.size()));
+    }
+    opt.a = parse_end(positional[0], positional[1], "A");
+    opt.b = parse_end(positional[2], positional[3], "B");
+    if (opt.a.netns == opt.b.netns && opt.a.ifname == opt.b.ifname) {
+        throw UsageError("both ends are " + opt.a.describe() + "; name two different taps");
+    }
+    opt.delay = std::chrono::nanoseconds(std::llround(parse_delay_ms(positional[4]) * 1e6));
+    return opt;
+}
+
+std::string usage_text()
+{
+    return R"(Usage: hashi-delayline [--queue-mb N] NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS
+
+Creates tap IFACE_A in network namespace NETNS_A and tap IFACE_B in NETNS_B
+and forwards every Ethernet frame from one to the other DELAY_MS later (one
+way, in each direction), in order. A stand-in for `tc netem delay` on
+kernels without netem; rate limits belong to tbf on the taps.
+
+  NETNS_x        a name under /run/netns (as `ip netns add` makes) or a path
+  IFACE_x        name of the tap to create (at most 15 characters)
+  DELAY_MS       one-way delay in milliseconds, 0 to 60000, fractions allowed
+  --queue-mb N   frames held per direction, in MiB (default 32); frames that
+                 arrive when it is full are dropped, counted and logged
+
+Prints "ready" on stdout once both taps exist. The taps disappear when the
+program exits; SIGTERM or SIGINT stops it and prints per-direction counts.
+Needs CAP_NET_ADMIN and CAP_SYS_ADMIN (root) to enter the namespaces.
+)";
+}
+
+} // namespace hashi::delayline
