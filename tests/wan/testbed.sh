@@ -202,6 +202,19 @@ within "bulk TCP c0n0 -> c1n0" "$mbit" "$wan_mbit" 10 Mbit/s
 iperf tcp-lan c0n0 c0n1 198.19.0.11 3
 within "bulk TCP c0n0 -> c0n1 (node rate)" "$mbit" "$node_mbit" 10 Mbit/s
 
+# An idle WAN must cost no CPU: the delay lines sleep until a frame comes.
+cpu_ticks() { # pid...: utime + stime of all of them
+    local p t=0
+    for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+    echo "$t"
+}
+mapfile -t delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
+before=$(cpu_ticks "${delaylines[@]}")
+sleep 2
+idle_ticks=$(($(cpu_ticks "${delaylines[@]}") - before))
+say "measured: the delay lines used $idle_ticks clock ticks of CPU in 2 s of idle WAN"
+if [[ $idle_ticks -le 2 ]]; then pass "idle delay lines sleep"; else fail "idle delay lines used $idle_ticks ticks in 2 s"; fi
+
 # An MPI job on both clusters, started through the exec launcher: where
 # each rank runs, an Allreduce, and a ping-pong over the WAN.
 cat >wan_job.c <<'C'
@@ -257,7 +270,6 @@ if compile mpicc wan_job.c wan_job; then
     fi
 fi
 
-mapfile -t delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
 "$tb" exec c1n1 sleep 600 &
 sleep 0.3
 run down-routed -- "$tb" down
@@ -300,11 +312,22 @@ rtt c0n0 198.18.0.254 rtt-nat
 if [[ $rtt_count -gt 0 ]]; then pass "ICMP from private c0n0 to the WAN core goes through NAT ($rtt_median ms)"; else
     fail "no echo reply from the WAN core to private c0n0"; fi
 
+# A crashed run: its state file lost, one delay line killed, processes
+# still inside. The next up must clear all of it.
 mapfile -t delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
-run down-private -- "$tb" down
-expect_status down-private 0
+kill -KILL "${delaylines[0]}"
+rm -f "$state/testbed.conf"
+run up-after-crash -- "$tb" up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
+expect_status up-after-crash 0
+wait "$listener_node" "$listener_wan" 2>/dev/null
+left=$(ip netns list | awk '{print $1}' | grep -E '^htb-c(0n1|1)' | tr '\n' ' ')
+if [[ -z $left ]]; then pass "up removed the namespaces of the crashed run"; else fail "left from the crashed run: $left"; fi
+mapfile -t -O "${#delaylines[@]}" delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
+
+run down-last -- "$tb" down
+expect_status down-last 0
 wait 2>/dev/null
-check_gone down-private "${delaylines[@]}" "$listener_node" "$listener_wan"
+check_gone down-last "${delaylines[@]}" "$listener_node" "$listener_wan"
 run status-down -- "$tb" status
 expect_status status-down 3
 finish
