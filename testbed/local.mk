@@ -18,6 +18,15 @@ hashi_delayline_SOURCES = \
 	testbed/delayline/clock.hpp
 hashi_delayline_LDADD = -lpthread
 
-## Tests: emulated clusters (needs root) #####################################
+## Tests ####################################################################
+check_PROGRAMS += testbed/delayline/frame-queue-test
+testbed_delayline_frame_queue_test_SOURCES = \
+	testbed/delayline/frame_queue_test.cpp \
+	testbed/delayline/frame_queue.cpp testbed/delayline/frame_queue.hpp
+testbed_delayline_frame_queue_test_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK
+testbed_delayline_frame_queue_test_LDADD = -lboost_unit_test_framework
+TESTS += testbed/delayline/frame-queue-test
+
+# Emulated clusters; needs root, skips otherwise.
 TESTS += tests/wan/testbed.sh
 EXTRA_DIST += tests/wan/testbed.sh testbed/README.md
