@@ -20,9 +20,10 @@ if [[ -n ${HASHI_ASAN_RUNTIME:-} ]]; then
     mkdir -p "$work/.asan-bin"
     cat >"$work/.asan-bin/mpiexec" <<WRAP
 #!/bin/sh
-exec "$HASHI_PREFIX/bin/mpiexec" -genv LD_PRELOAD "$HASHI_ASAN_RUNTIME" -genv ASAN_OPTIONS "detect_leaks=0:abort_on_error=1" "\$@"
+exec "$HASHI_PREFIX/bin/mpiexec" -genv LD_PRELOAD "$HASHI_ASAN_RUNTIME" -genv ASAN_OPTIONS "detect_leaks=0:abort_on_error=1:handle_segv=0" "\$@"
 WRAP
     chmod +x "$work/.asan-bin/mpiexec"
+    ln -sf mpiexec "$work/.asan-bin/mpirun"
     export PATH="$work/.asan-bin:$PATH"
 fi
 
