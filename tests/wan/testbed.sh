@@ -24,11 +24,16 @@ for tool in iperf3 iptables nsenter unshare; do
 done
 
 tb="$HASHI_PREFIX/bin/hashi-testbed"
-state=/run/hashi-testbed
+# An instance of its own, so a testbed someone has up, or another test's,
+# is left alone; hashi-testbed (also as mpiexec's launch template) finds it
+# through the environment.
+export HASHI_TESTBED_INSTANCE=wantest
+state=/run/hashi-testbed/wantest
+ns_prefix=htb-wantest-
 delay_ms=10
 wan_mbit=100
 node_mbit=200
-trap '"$tb" down >/dev/null 2>&1' EXIT
+trap '"$tb" down >/dev/null 2>&1; "$tb" -i wantestb down >/dev/null 2>&1' EXIT
 
 # --- helpers ------------------------------------------------------------
 
@@ -132,15 +137,15 @@ check_gone() {
     local name=$1
     shift
     local left
-    left=$(ip netns list | awk '{print $1}' | grep '^htb-' | tr '\n' ' ')
-    if [[ -z $left ]]; then pass "$name: no htb- namespace left"; else fail "$name: namespaces left: $left"; fi
+    left=$(ip netns list | awk '{print $1}' | grep "^$ns_prefix" | tr '\n' ' ')
+    if [[ -z $left ]]; then pass "$name: no $ns_prefix namespace left"; else fail "$name: namespaces left: $left"; fi
     if grep -q " $state/uts" /proc/self/mountinfo; then
         fail "$name: hostname namespace mounts left under $state/uts"
     else
         pass "$name: no mount left under $state/uts"
     fi
-    if ip -o link | grep -q 'htb-'; then fail "$name: links named htb-* left in the host"; else
-        pass "$name: no htb-* link in the host namespace"; fi
+    if ip -o link | grep -q "$ns_prefix"; then fail "$name: links named $ns_prefix* left in the host"; else
+        pass "$name: no $ns_prefix* link in the host namespace"; fi
     local p alive=""
     for p in "$@"; do kill -0 "$p" 2>/dev/null && alive+="$p "; done
     if [[ -z $alive ]]; then pass "$name: no process left (checked $*)"; else
@@ -176,12 +181,12 @@ run up-routed -- "$tb" up --clusters 2 --nodes 2 --wan-delay "$delay_ms" --wan-r
 expect_status up-routed 0
 say "measured: up took $(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }') s"
 sed 's/^/    /' up-routed.out
-expect_in up-routed up-routed.out "^c1n1 +node +htb-c1n1 +198\.19\.1\.11$"
+expect_in up-routed up-routed.out "^c1n1 +node +${ns_prefix}c1n1 +198\.19\.1\.11$"
 expect_in up-routed up-routed.out "^c0gw +gateway .*198\.18\.0\.1 \(WAN side\)"
 
-run status -- "$tb" status
+run status -- env -u HASHI_TESTBED_INSTANCE "$tb" --instance wantest status
 expect_status status 0
-expect_in status status.out "2 cluster\(s\) x 2 node\(s\), routed; WAN: 10 ms one-way \(20 ms round trip\)"
+expect_in status status.out "testbed 'wantest': 2 cluster\(s\) x 2 node\(s\), routed; WAN: 10 ms one-way \(20 ms round trip\)"
 
 for node in c0n0 c0n1 c1n0 c1n1 c0gw; do
     got=$("$tb" exec "$node" hostname 2>&1)
@@ -189,7 +194,7 @@ for node in c0n0 c0n1 c1n0 c1n1 c0gw; do
 done
 run exec-unknown -- "$tb" exec c9n9 true
 expect_status exec-unknown 1
-expect_in exec-unknown exec-unknown.err "no node 'c9n9' in the testbed \(nodes: .*c0n0"
+expect_in exec-unknown exec-unknown.err "no node 'c9n9' in the testbed 'wantest' \(nodes: .*c0n0"
 
 rtt c0n0 198.19.1.10 rtt-wan
 within "round trip c0n0 -> c1n0 (median)" "$rtt_median" $((2 * delay_ms)) 10 ms
@@ -270,10 +275,19 @@ if compile mpicc wan_job.c wan_job; then
     fi
 fi
 
+# A second instance, up at the same time, must survive the first's down.
+run up-other -- "$tb" --instance wantestb up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
+expect_status up-other 0
 "$tb" exec c1n1 sleep 600 &
 sleep 0.3
 run down-routed -- "$tb" down
 expect_status down-routed 0
+run status-other -- "$tb" -i wantestb status
+expect_status status-other 0
+if [[ $("$tb" -i wantestb exec c0n0 hostname 2>&1) == c0n0 ]]; then pass "the other instance still runs"; else
+    fail "down of one instance broke another"; fi
+run down-other -- "$tb" -i wantestb down
+expect_status down-other 0
 expect_in down-routed down-routed.err "killed [1-9][0-9]* process"
 wait 2>/dev/null
 check_gone down-routed "${delaylines[@]}"
@@ -289,7 +303,7 @@ fi
 
 run up-private -- "$tb" up --clusters 2 --nodes 2 --wan-delay "$delay_ms" --wan-rate "$wan_mbit" --mode private
 expect_status up-private 0
-expect_in up-private up-private.out "^c0n0 +node +htb-c0n0 +10\.0\.0\.10$"
+expect_in up-private up-private.out "^c0n0 +node +${ns_prefix}c0n0 +10\.0\.0\.10$"
 
 "$tb" exec c0n0 python3 "$work/tcp_probe.py" listen 7000 >listen-c0n0.out 2>&1 &
 listener_node=$!
@@ -320,7 +334,7 @@ rm -f "$state/testbed.conf"
 run up-after-crash -- "$tb" up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
 expect_status up-after-crash 0
 wait "$listener_node" "$listener_wan" 2>/dev/null
-left=$(ip netns list | awk '{print $1}' | grep -E '^htb-c(0n1|1)' | tr '\n' ' ')
+left=$(ip netns list | awk '{print $1}' | grep -E "^${ns_prefix}c(0n1|1)" | tr '\n' ' ')
 if [[ -z $left ]]; then pass "up removed the namespaces of the crashed run"; else fail "left from the crashed run: $left"; fi
 mapfile -t -O "${#delaylines[@]}" delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
 
