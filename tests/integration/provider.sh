@@ -82,6 +82,14 @@ expect_in malformed malformed.err "in the middle of a frame"
 expect_in malformed malformed.err "dropped an incoming connection before its handshake: malformed frame"
 sed 's/^/    /' malformed.out
 
+run crossing -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi FI_HASHI_DEBUG=1 $robust crossing
+expect_status crossing 0
+sed 's/^/    /' crossing.out
+# Both sides dialled in most rounds, so the resolution was really exercised.
+dials=$(grep -c "connecting to" crossing.err)
+if [[ $dials -gt 30 ]]; then pass "crossing: $dials connection attempts for 30 rounds"; else
+    fail "crossing: only $dials connection attempts for 30 rounds (connections did not cross)"; fi
+
 run flow -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi $robust flow
 expect_status flow 0
 sed 's/^/    /' flow.out

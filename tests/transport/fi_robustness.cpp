@@ -11,6 +11,9 @@
 //                              unknown type, a frame cut in half. The
 //                              endpoint must refuse each, log why, and keep
 //                              serving its real peer.
+//   fi-robustness crossing     parent and child connect to each other at the
+//                              same moment, many times over: one connection
+//                              survives each time and no message is lost.
 //   fi-robustness flow         a child that does not read: sends queue up
 //                              until -FI_EAGAIN (bounded queues), and once it
 //                              reads, every message arrives; then the child
@@ -372,6 +375,52 @@ int malformed()
     return failures;
 }
 
+int crossing()
+{
+    constexpr int rounds = 30;
+    pair_setup pipes;
+    const pid_t child = ::fork();
+    const bool parent = child != 0;
+    const int out = parent ? pipes.to_child[1] : pipes.to_parent[1];
+    const int in = parent ? pipes.to_parent[0] : pipes.to_child[0];
+    int ok_rounds = 0;
+    for (int r = 0; r < rounds; ++r) {
+        fabric_ep me;
+        std::array<std::uint8_t, 32> other {};
+        write_all(out, me.name.data(), 32);
+        read_all(in, other.data(), 32);
+        // The same order on both sides, as MPICH does: parent 0, child 1.
+        if (parent)
+            me.insert({me.name, other});
+        else
+            me.insert({other, me.name});
+        const fi_addr_t peer = parent ? 1 : 0;
+        // Both wait for a go, then send at once: each side's first send
+        // connects while the other side's connection is on its way in.
+        char go = 'g';
+        write_all(out, &go, 1);
+        read_all(in, &go, 1);
+        std::uint32_t mine = static_cast<std::uint32_t>(r * 2 + (parent ? 0 : 1)), theirs = 0;
+        fi_trecv(me.ep, &theirs, sizeof theirs, nullptr, peer, 9, 0, nullptr);
+        fi_tsend(me.ep, &mine, sizeof mine, nullptr, peer, 9, nullptr);
+        const int a = me.wait(20), b = me.wait(20);
+        if (a == 0 && b == 0 && theirs == static_cast<std::uint32_t>(r * 2 + (parent ? 1 : 0)))
+            ++ok_rounds;
+        // Both finish the round before closing.
+        write_all(out, &go, 1);
+        read_all(in, &go, 1);
+    }
+    if (!parent)
+        std::_Exit(ok_rounds == rounds ? 0 : 1);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    check(ok_rounds == rounds,
+        "parent: " + std::to_string(ok_rounds) + " of " + std::to_string(rounds) +
+            " rounds of crossing connections delivered both messages");
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: every round delivered both messages");
+    return failures;
+}
+
 int flow()
 {
     constexpr int count = 20000;
@@ -470,6 +519,8 @@ int main(int argc, char** argv)
         return malformed() == 0 ? 0 : 1;
     if (what == "flow")
         return flow() == 0 ? 0 : 1;
-    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed|flow\n");
+    if (what == "crossing")
+        return crossing() == 0 ? 0 : 1;
+    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed|flow|crossing\n");
     return 2;
 }
