@@ -130,6 +130,21 @@ bool Channel::send(std::uint32_t command, ByteView payload, std::string& error, 
     return true;
 }
 
+void tune_socket(int fd)
+{
+    int one = 1;
+    int idle = 10;
+    int interval = 5;
+    int count = 3;
+    unsigned int user_timeout_ms = 30000;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
 std::pair<std::string, std::string> split_host_port(const std::string& host_port)
 {
     auto colon = host_port.rfind(':');
@@ -165,8 +180,7 @@ UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline)
             UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
             if (fd && ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0) {
                 ::freeaddrinfo(list);
-                int one = 1;
-                ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                tune_socket(fd.get());
                 return fd;
             }
             last_error = std::strerror(errno);

@@ -66,6 +66,12 @@ private:
 // retrying while the server is not up yet. Throws std::runtime_error.
 UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline);
 
+// Sets what every startup connection needs: no Nagle delay (small
+// request-answer messages) and keepalive probes plus a user timeout, so a
+// peer whose host vanished without closing is noticed in about 30 s
+// instead of never (a silent server would otherwise hang a PMI barrier).
+void tune_socket(int fd);
+
 // Splits "host:port"; throws std::invalid_argument with a clear message.
 std::pair<std::string, std::string> split_host_port(const std::string& host_port);
 

@@ -169,9 +169,9 @@ void Server::accept_client()
     if (fd < 0) {
         return;
     }
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto c = std::make_unique<Client>(Channel(UniqueFd(fd), Sender::client, "connection from " + peer_of(fd)));
+    tune_socket(fd);
+    auto peer = peer_of(fd);
+    auto c = std::make_unique<Client>(Channel(UniqueFd(fd), Sender::client, "connection from " + peer), peer);
     c->auth_deadline = std::min(Clock::now() + auth_grace, startup_deadline_);
     // Strangers beyond a small multiple of the job are not worth a slot.
     auto strangers = std::count_if(clients_.begin(), clients_.end(), [](const auto& x) { return x->rank < 0; });
@@ -342,7 +342,7 @@ void Server::on_join(Client& c, const Frame& f)
     c.rank = *rank;
     c.state = State::startup;
     by_rank_[static_cast<std::size_t>(c.rank)] = &c;
-    c.channel.rename("client " + std::to_string(c.rank) + " (" + c.channel.name().substr(16) + ")");
+    c.channel.rename("client " + std::to_string(c.rank) + " (" + c.peer + ")");
     if (cfg_.verbose) {
         log(c.channel.name() + " joined (" + method_name(c.method) + ")");
     }

@@ -47,8 +47,9 @@ public:
 private:
     enum class State { auth_mask, auth_answer, joining, startup, running, finished };
     struct Client {
-        explicit Client(Channel ch) : channel(std::move(ch)) { }
+        Client(Channel ch, std::string from) : channel(std::move(ch)), peer(std::move(from)) { }
         Channel channel;
+        std::string peer; // "addr:port" of the client's end
         State state = State::auth_mask;
         std::int32_t method = -1;
         Nonce server_nonce {};
