@@ -330,6 +330,10 @@ if [[ $rtt_count -gt 0 ]]; then pass "ICMP from private c0n0 to the WAN core goe
 # still inside. The next up must clear all of it.
 mapfile -t delaylines < <(cat "$state"/delayline-c*.pid 2>/dev/null)
 kill -KILL "${delaylines[0]}"
+sleep 0.1
+run status-broken -- "$tb" status
+expect_status status-broken 1
+expect_in status-broken status-broken.err "is broken: a delay line died"
 rm -f "$state/testbed.conf"
 run up-after-crash -- "$tb" up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
 expect_status up-after-crash 0
