@@ -12,6 +12,7 @@ for p in nodeinfo show_env wait_forever exit_code; do
     compile mpicc "$programs/$p.c" "$p"
 done
 compile mpicc "$HASHI_SRCDIR/examples/ring.c" ring
+compile mpicc "$HASHI_SRCDIR/examples/isort.c" isort -lm
 
 (umask 077 && echo "federation-test-secret-0123456789" > secret && echo "some-other-secret-0123456789" > wrong-secret)
 export HASHI_IMPI_SECRET_FILE="$work/secret"
@@ -141,6 +142,10 @@ t3=$(date +%s%N)
 say "startup+finish of ring 0 on 4 ranks: one cluster $(((t1 - t0) / 1000000)) ms, two federated clusters $(((t3 - t2) / 1000000)) ms"
 pair ring2 a0:1,a1:1 b0:1,b1:1 ./ring 100
 expect_in ring2 ring2.0.out "^ring: token=600 after 100 laps over 4 ranks: OK"
+
+# isort: all-to-all key exchange, half of it between the clusters.
+pair isort a0:2 b0:2 ./isort 262144
+expect_in isort isort.0.out "^isort: VERIFICATION SUCCESSFUL"
 
 ## A rank that fails in cluster 1 ends cluster 0's ranks too.
 start_server rankfail -server 2
