@@ -176,8 +176,16 @@ fi
 # --- routed clusters ----------------------------------------------------
 
 started=$(date +%s.%N)
-run up-routed -- "$tb" up --clusters 2 --nodes 2 --wan-delay "$delay_ms" --wan-rate "$wan_mbit" \
-    --node-rate "$node_mbit" --mode routed
+# Part from a config file, part from flags, which win over it.
+cat >routed.conf <<CONF
+# the WAN of the test
+clusters = 2
+nodes=2
+wan_delay_ms = 3.5
+wan_rate_mbit = $wan_mbit
+mode = private   # overridden below
+CONF
+run up-routed -- "$tb" up --config routed.conf --wan-delay "$delay_ms" --node-rate "$node_mbit" --mode routed
 expect_status up-routed 0
 say "measured: up took $(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }') s"
 sed 's/^/    /' up-routed.out
