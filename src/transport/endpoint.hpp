@@ -177,8 +177,6 @@ public:
     void write_stats() const;
 
 private:
-    friend struct engine_access;
-
     // Connections (engine/connection.cpp).
     peer* peer_for_send(fi_addr_t dest, int& err);
     peer& peer_by_address(const endpoint_address& a);
@@ -223,7 +221,6 @@ private:
 
     op* new_op();
     void free_op(op* o);
-    std::size_t ops_in_flight() const noexcept { return ops_live_; }
 
     std::uint64_t tx_op_flags_ = 0, rx_op_flags_ = 0;
     bool tx_selective_ = false, rx_selective_ = false;

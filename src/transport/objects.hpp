@@ -37,7 +37,6 @@ struct domain_obj {
     int refs = 0; // objects opened on it (av, cq, cntr, mr, ep)
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
-    std::uint64_t next_key = 1; // for FI_MR_PROV_KEY-less callers that pass 0 twice
     int idle_polls = 0;
 
     // Drives every endpoint of the domain (manual progress: called from

@@ -10,8 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace hashi::fi {
@@ -24,7 +26,7 @@ void endpoint::write_stats() const
     const std::string path = std::string(dir) + "/" + host_ + "." + std::to_string(getpid()) + ".stats";
     FILE* f = std::fopen(path.c_str(), "w");
     if (f == nullptr) {
-        log_warn("FI_HASHI_STATS_DIR: cannot write %s: %m", path.c_str());
+        log_warn("FI_HASHI_STATS_DIR: cannot write %s: %s", path.c_str(), std::strerror(errno));
         return;
     }
     std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_addr_.describe().c_str(), static_cast<int>(getpid()),

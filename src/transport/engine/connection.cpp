@@ -67,7 +67,7 @@ void endpoint::setup_self()
     self->conn = tx.get();
     for (auto* c : {tx.get(), rx.get()}) {
         epoll_event ev {};
-        ev.events = c->rx_only ? EPOLLIN : 0;
+        ev.events = c->rx_only ? std::uint32_t {EPOLLIN} : 0u;
         ev.data.ptr = c;
         ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
     }
@@ -204,7 +204,8 @@ void endpoint::arm_write(connection& c, bool on)
         return;
     c.want_write = on;
     epoll_event ev {};
-    ev.events = (c.rx_only || !c.p || !c.p->is_self ? EPOLLIN : 0) | (on ? EPOLLOUT : 0);
+    const bool reads = c.rx_only || c.p == nullptr || !c.p->is_self;
+    ev.events = (reads ? std::uint32_t {EPOLLIN} : 0u) | (on ? std::uint32_t {EPOLLOUT} : 0u);
     ev.data.ptr = &c;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
 }
