@@ -448,10 +448,12 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     int out_pipe[2];
     int err_pipe[2];
     int in_pipe[2] = {-1, -1};
+    // Only MPI rank 0 reads stdin; in a federated job that is cluster 0's.
+    const bool gets_stdin = rank_offset_ + rank == 0;
     int status_pipe[2];
     int pmi_pair[2] = {-1, -1};
     if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-        ::pipe2(status_pipe, O_CLOEXEC) != 0 || (rank == 0 && ::pipe2(in_pipe, O_CLOEXEC) != 0) ||
+        ::pipe2(status_pipe, O_CLOEXEC) != 0 || (gets_stdin && ::pipe2(in_pipe, O_CLOEXEC) != 0) ||
         (!remote && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pmi_pair) != 0)) {
         fail(1,
             std::string("cannot create pipes for rank ") + std::to_string(rank) + ": " + std::strerror(errno) +
@@ -501,7 +503,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
             _exit(127);
         }
         int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (::dup2(rank == 0 ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
+        if (::dup2(gets_stdin ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
             ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
             child_fail(status_pipe[1], errno);
         }
