@@ -159,6 +159,41 @@ wait_status $server_pid; expect_exit rankfail "impi-server" $status 1
 expect_in rankfail rankfail.0.err "cluster 1 failed: rank 3 .* exited with status 5"
 no_leftovers rankfail
 
+# start_waiting_pair NAME: both clusters run wait_forever (2 ranks each),
+# back once all 4 ranks are ready; mpiexec pids in $c0 and $c1.
+start_waiting_pair() {
+    local name=$1
+    start_server "$name" -server 2
+    client "$name" 0 a0:2 ./wait_forever
+    c0=$client_pid
+    client "$name" 1 b0:2 ./wait_forever
+    c1=$client_pid
+    for _ in $(seq 1 100); do
+        [[ $(cat "$name.0.out" "$name.1.out" 2>/dev/null | grep -c ready) -eq 4 ]] && break
+        sleep 0.1
+    done
+    expect_count "$name" <(cat "$name.0.out" "$name.1.out") "ready" 4
+}
+
+## SIGTERM to one cluster's mpiexec ends the other cluster too.
+start_waiting_pair sigterm
+kill -TERM "$(pgrep -P $c0 mpiexec)"
+wait_status $c0; expect_exit sigterm "client 0" $status 143
+wait_status $c1; expect_exit sigterm "client 1" $status nonzero
+wait_status $server_pid; expect_exit sigterm "impi-server" $status 1
+expect_in sigterm sigterm.1.err "cluster 0 failed: mpiexec of cluster 0 ended with status 143; killing the 2 ranks"
+no_leftovers sigterm
+
+## One cluster's mpiexec killed outright: the server sees it go before
+## FINI and the other cluster is told.
+start_waiting_pair sigkill
+kill -KILL "$(pgrep -P $c0 mpiexec)"
+wait_status $c0; expect_exit sigkill "client 0" $status nonzero
+wait_status $c1; expect_exit sigkill "client 1" $status nonzero
+wait_status $server_pid; expect_exit sigkill "impi-server" $status 1
+expect_in sigkill sigkill.1.err "says: client 0 \(127.0.0.1:[0-9]+\) closed its connection before FINI"
+no_leftovers sigkill
+
 ## Wrong secret: turned away at AUTH, with the reason on both sides.
 start_server wrongsecret -server 1 -timeout 5
 client wrongsecret 0 a0:1 -n 1 -impi-secret-file "$work/wrong-secret" ./nodeinfo
@@ -221,16 +256,7 @@ expect_in killstart killstart.0.err "impi-server at 127.0.0.1:[0-9]+ closed the 
 no_leftovers killstart
 
 ## The server killed while the job runs: both clusters kill their ranks.
-start_server killrun -server 2
-client killrun 0 a0:2 -n 2 ./wait_forever
-c0=$client_pid
-client killrun 1 b0:2 -n 2 ./wait_forever
-c1=$client_pid
-for _ in $(seq 1 100); do
-    [[ $(cat killrun.0.out killrun.1.out 2>/dev/null | grep -c ready) -eq 4 ]] && break
-    sleep 0.1
-done
-expect_count killrun <(cat killrun.0.out killrun.1.out) "ready" 4
+start_waiting_pair killrun
 kill -KILL $server_real
 wait $server_pid 2>/dev/null
 wait_status $c0; expect_exit killrun "client 0" $status nonzero
