@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
@@ -37,7 +38,7 @@ Forwarder::Forwarder(
 void Forwarder::run()
 {
     for (;;) {
-        pollfd fds[2] = {{in_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+        std::array<pollfd, 2> fds {{{in_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}}};
         timespec wait {};
         timespec* timeout = nullptr;
         if (!queue_.empty()) {
@@ -46,7 +47,7 @@ void Forwarder::run()
             wait.tv_nsec = left % 1'000'000'000;
             timeout = &wait;
         }
-        if (::ppoll(fds, 2, timeout, nullptr) < 0) {
+        if (::ppoll(fds.data(), fds.size(), timeout, nullptr) < 0) {
             if (errno == EINTR) {
                 continue;
             }
@@ -115,8 +116,8 @@ void Forwarder::note_loss(const char* why, std::uint64_t total)
         return;
     }
     last_loss_log_ns_ = now;
-    std::fprintf(stderr, "hashi-delayline: %s: %s (%zu of %zu bytes queued), %llu frames lost so far\n", name_.c_str(),
-        why, queue_.bytes(), queue_.capacity(), static_cast<unsigned long long>(total));
+    (void)std::fprintf(stderr, "hashi-delayline: %s: %s (%zu of %zu bytes queued), %llu frames lost so far\n",
+        name_.c_str(), why, queue_.bytes(), queue_.capacity(), static_cast<unsigned long long>(total));
 }
 
 } // namespace hashi::delayline

@@ -43,7 +43,7 @@ private:
     // Live records are [head_, tail_), or, once the writer has wrapped,
     // [head_, end_) followed by [0, tail_).
     std::size_t capacity_;
-    std::unique_ptr<std::byte[]> ring_;
+    std::unique_ptr<std::byte[]> ring_; // NOLINT(*-avoid-c-arrays): uninitialised storage
     std::size_t head_ = 0;
     std::size_t tail_ = 0;
     std::size_t end_ = 0;

@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_CASE(empty_queue)
 BOOST_AUTO_TEST_CASE(full_queue_refuses_until_popped)
 {
     FrameQueue q(1024);
-    std::mt19937 rng(1);
+    std::mt19937 rng(1); // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
     std::deque<Frame> model;
     // 100-byte frames take 16 + 104 bytes each: 8 fit in 1024.
     for (int i = 0; i < 8; ++i) {
@@ -94,10 +94,10 @@ BOOST_AUTO_TEST_CASE(zero_length_frame)
 
 BOOST_AUTO_TEST_CASE(random_traffic_matches_the_model)
 {
-    constexpr std::size_t capacity = 64 * 1024;
+    constexpr std::size_t capacity = std::size_t {64} * 1024;
     FrameQueue q(capacity);
     std::deque<Frame> model;
-    std::mt19937 rng(42);
+    std::mt19937 rng(42); // NOLINT(cert-msc32-c,cert-msc51-cpp): reproducible on purpose
     std::uniform_int_distribution<std::size_t> size(0, 9000);
     std::int64_t due = 0;
     std::size_t refused = 0;

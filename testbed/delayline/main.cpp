@@ -6,11 +6,11 @@
 #include "options.hpp"
 #include "tap.hpp"
 
-#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -36,7 +36,7 @@ sigset_t control_signals()
 void print_stats(const Forwarder& f)
 {
     const DirectionStats& s = f.stats();
-    std::fprintf(stderr,
+    (void)std::fprintf(stderr,
         "hashi-delayline: %s: %llu frames, %llu bytes forwarded; %llu frames (%llu bytes) dropped because the "
         "queue was full; %llu refused by the output tap; peak queue %zu bytes\n",
         f.name().c_str(), static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes),

@@ -30,6 +30,8 @@ public:
         }
     }
     NetnsGuard(const NetnsGuard&) = delete;
+    NetnsGuard(NetnsGuard&&) = delete;
+    NetnsGuard& operator=(NetnsGuard&&) = delete;
     NetnsGuard& operator=(const NetnsGuard&) = delete;
     ~NetnsGuard() { (void)::setns(home_.get(), CLONE_NEWNET); }
 
