@@ -291,6 +291,15 @@ fi
 # A second instance, up at the same time, must survive the first's down.
 run up-other -- "$tb" --instance wantestb up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
 expect_status up-other 0
+# The template replaces itself with the rank (no process in between), so
+# mpiexec sees the real cause of a failure and the others are killed.
+if compile mpicc "$programs/segv.c" segv; then
+    run mpi-segv -- mpiexec -timeout 60 -hosts c0n0:2,c1n0:2 -launcher exec -launcher-exec "$tb exec {host}" \
+        -n 4 "$work/segv" 3
+    expect_status mpi-segv 139
+    expect_in mpi-segv mpi-segv.err "rank 3 \(pid [0-9]+ on c1n0\) was killed by signal 11"
+fi
+
 "$tb" exec c1n1 sleep 600 &
 sleep 0.3
 run down-routed -- "$tb" down
