@@ -60,7 +60,9 @@ Options parse_options(int argc, char** argv)
             opt.help = true;
             return opt;
         }
-        if (a == "--queue-mb") {
+        if (a == "--realtime") {
+            opt.realtime = true;
+        } else if (a == "--queue-mb") {
             if (i + 1 >= argc) {
                 throw UsageError("--queue-mb needs a value (MiB of frames queued per direction)");
             }
@@ -88,7 +90,7 @@ Options parse_options(int argc, char** argv)
 
 std::string usage_text()
 {
-    return R"(Usage: hashi-delayline [--queue-mb N] NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS
+    return R"(Usage: hashi-delayline [--queue-mb N] [--realtime] NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS
 
 Creates tap IFACE_A in network namespace NETNS_A and tap IFACE_B in NETNS_B
 and forwards every Ethernet frame from one to the other DELAY_MS later (one
@@ -100,6 +102,9 @@ kernels without netem; rate limits belong to tbf on the taps.
   DELAY_MS       one-way delay in milliseconds, 0 to 60000, fractions allowed
   --queue-mb N   frames held per direction, in MiB (default 32); frames that
                  arrive when it is full are dropped, counted and logged
+  --realtime     forward at real-time priority (SCHED_FIFO 10), so frames
+                 leave on time even when every core is busy; without the
+                 privilege it warns and runs at normal priority
 
 Prints "ready" on stdout once both taps exist. The taps disappear when the
 program exits; SIGTERM or SIGINT stops it and prints per-direction counts.

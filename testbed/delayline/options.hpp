@@ -27,6 +27,7 @@ struct Options {
     TapEnd b;
     std::chrono::nanoseconds delay {};
     std::size_t queue_bytes = std::size_t {32} << 20;
+    bool realtime = false; // SCHED_FIFO, for steadier delays on a busy machine
     bool help = false;
 };
 

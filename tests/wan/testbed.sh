@@ -189,6 +189,7 @@ nodes=2
 wan_delay_ms = 3.5
 wan_rate_mbit = $wan_mbit
 mode = private   # overridden below
+realtime = yes
 CONF
 run up-routed -- "$tb" up --config routed.conf --wan-delay "$delay_ms" --node-rate "$node_mbit" --mode routed
 expect_status up-routed 0
@@ -200,6 +201,10 @@ expect_in up-routed up-routed.out "^c0gw +gateway .*198\.18\.0\.1 \(WAN side\)"
 run status -- env -u HASHI_TESTBED_INSTANCE "$tb" --instance wantest status
 expect_status status 0
 expect_in status status.out "testbed 'wantest': 2 cluster\(s\) x 2 node\(s\), routed; WAN: 10 ms one-way \(20 ms round trip\)"
+
+first_delayline=$(cat "$state/delayline-c0.pid" 2>/dev/null)
+if chrt -p "${first_delayline:-0}" 2>&1 | grep -q SCHED_FIFO; then pass "realtime = yes: the delay lines run SCHED_FIFO"; else
+    fail "realtime = yes, but the delay line is not SCHED_FIFO: $(chrt -p "${first_delayline:-0}" 2>&1)"; fi
 
 for node in c0n0 c0n1 c1n0 c1n1 c0gw; do
     got=$("$tb" exec "$node" hostname 2>&1)
