@@ -255,6 +255,17 @@ wait_status $client_pid; expect_exit killstart "mpiexec" $status nonzero
 expect_in killstart killstart.0.err "impi-server at 127.0.0.1:[0-9]+ closed the connection during the startup .*no rank was started"
 no_leftovers killstart
 
+## Ctrl-C while waiting for the other clusters: 128+2, the server told.
+start_server sigint -server 2 -timeout 30
+client sigint 0 a0:1 ./nodeinfo
+sleep 1
+kill -INT "$(pgrep -P $client_pid mpiexec)"
+wait_status $client_pid; expect_exit sigint "mpiexec" $status 130
+wait_status $server_pid; expect_exit sigint "impi-server" $status 1
+expect_in sigint sigint.0.err "got signal 2 \(SIGINT.* while joining impi-server; no rank was started"
+expect_in sigint sigint.server.err "client 0 \(127.0.0.1:[0-9]+\) closed its connection during the startup"
+no_leftovers sigint
+
 ## The server killed while the job runs: both clusters kill their ranks.
 start_waiting_pair killrun
 kill -KILL $server_real

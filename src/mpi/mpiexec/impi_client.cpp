@@ -66,7 +66,7 @@ Frame ImpiClient::expect(std::uint32_t command, const char* step, Clock::time_po
         throw ImpiError("the connection to impi-server at " + settings_.server + " failed during the startup" + where +
             ": " + r.error);
     case Channel::Received::Status::interrupted:
-        throw ImpiError("interrupted by a signal while joining impi-server at " + settings_.server + where);
+        throw ImpiInterrupted("interrupted by a signal while joining impi-server at " + settings_.server + where);
     }
     if (r.frame.command == cmd::hx_error) {
         throw ImpiError(refused(r.frame));
@@ -155,11 +155,12 @@ FederatedJob ImpiClient::join(const LocalClient& local, int interrupt_fd)
             throw ImpiError("impi-server at " + settings_.server + " sent " + command_name(r.frame.command) +
                 " during the COLL exchange");
         }
+        if (r.status == Channel::Received::Status::interrupted) {
+            throw ImpiInterrupted("interrupted by a signal during the startup");
+        }
         throw ImpiError(r.status == Channel::Received::Status::timeout
                 ? "the other clusters did not finish the startup within " + std::to_string(settings_.timeout.count()) +
                     " s"
-                : r.status == Channel::Received::Status::interrupted
-                ? "interrupted by a signal during the startup"
                 : "impi-server at " + settings_.server + " went away during the startup; no rank was started");
     }
     auto job = Reader(expect(cmd::hx_job, "job id", deadline, interrupt_fd).payload).u64();

@@ -42,6 +42,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The startup was cut short by a signal on the interrupt descriptor.
+class ImpiInterrupted : public ImpiError {
+public:
+    using ImpiError::ImpiError;
+};
+
 class ImpiClient {
 public:
     explicit ImpiClient(ImpiSettings settings);

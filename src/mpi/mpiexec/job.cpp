@@ -226,7 +226,9 @@ void Job::start_all()
     int nranks = opt_.total_procs();
     std::string local = local_host_name();
     placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
-    join_federation();
+    if (!join_federation()) {
+        return;
+    }
 
     PmiJobInfo info;
     info.size = nranks;
@@ -285,7 +287,7 @@ void Job::start_all()
     }
 }
 
-void Job::join_federation()
+bool Job::join_federation()
 {
     const auto& fed = opt_.federation;
     const int nranks = opt_.total_procs();
@@ -293,7 +295,7 @@ void Job::join_federation()
         global_size_ = nranks;
         job_id_ = hex64(random_job_id());
         global_node_of_rank_ = placement_.node_of_rank;
-        return;
+        return true;
     }
     auto env = [](const std::string& name) -> std::optional<std::string> {
         const char* v = std::getenv(name.c_str());
@@ -318,7 +320,21 @@ void Job::join_federation()
     local.host_of_proc = placement_.node_of_rank;
     impi_ = std::make_unique<ImpiClient>(std::move(settings));
     auto started = Clock::now();
-    auto job = impi_->join(local, signal_fd_.get());
+    FederatedJob job;
+    try {
+        job = impi_->join(local, signal_fd_.get());
+    } catch (const ImpiInterrupted&) {
+        // Closing the connection tells the server this client is gone.
+        impi_.reset();
+        signalfd_siginfo si {};
+        int sig = ::read(signal_fd_.get(), &si, sizeof si) == static_cast<ssize_t>(sizeof si)
+            ? static_cast<int>(si.ssi_signo)
+            : SIGINT;
+        std::cerr << "mpiexec: got " << signal_name(sig) << " while joining impi-server; no rank was started"
+                  << std::endl;
+        status_ = 128 + sig;
+        return false;
+    }
     global_size_ = job.global_size;
     rank_offset_ = job.rank_offset;
     cluster_id_ = fed.client;
@@ -330,6 +346,7 @@ void Job::join_federation()
                   << job.nclients << " in " << ms << " ms: global ranks " << rank_offset_ << ".."
                   << rank_offset_ + nranks - 1 << " of " << global_size_ << ", job " << job_id_ << std::endl;
     }
+    return true;
 }
 
 void Job::on_local_barrier_complete()

@@ -60,8 +60,9 @@ private:
 
     void start_all();
     // Federated job: joins impi-server and takes the global view (ranks,
-    // nodes, job id); otherwise makes this cluster the whole job.
-    void join_federation();
+    // nodes, job id); otherwise makes this cluster the whole job. False
+    // when a signal cut the startup short (status_ is then set).
+    bool join_federation();
     void on_impi_readable();
     void on_local_barrier_complete();
     // Tells impi-server how the cluster's part ended (FINI or abort).
