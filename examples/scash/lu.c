@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Blocked LU factorization (no pivoting) of an n x n matrix on SCASH.
+ *
+ * The matrix is cut into B x B blocks, each stored contiguously
+ * (column-major inside the block). Block (I,J) belongs to one process by a
+ * 2-D scatter over a rows x cols process grid, and all blocks of a process
+ * sit together in the shared region, so a page holds blocks of one owner
+ * only: with the home of a page at its owner, no diff is ever sent.
+ *
+ * Step K of the factorization:
+ *   1. the owner of (K,K) factors it (L and U in place);       barrier
+ *   2. the owners of (I,K), I > K, compute A(I,K) U(K,K)^-1, and the owners
+ *      of (K,J), J > K, compute L(K,K)^-1 A(K,J);              barrier
+ *   3. the owner of (I,J), I,J > K, updates A(I,J) -= A(I,K) A(K,J).
+ * Step 3 of K and step 1 of K+1 need no barrier between them: (K+1,K+1)
+ * is updated and then factored by the same process.
+ *
+ *   lu [-n N] [-b B] [-d block|cyclic|first] [-S] [-c] [-q]
+ *     -d   initial home distribution (default cyclic)
+ *     -S   static homes (no migration)
+ *     -c   check the result bit for bit against a sequential run on process 0
+ */
+#include "scash.h"
+
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int n = 256, bs = 16, nb, grid_rows, grid_cols;
+static size_t* block_offset; /* in doubles, from the start of the region */
+
+static int owner(int I, int J)
+{
+    return (J % grid_cols) + (I % grid_rows) * grid_cols;
+}
+
+static double initial(int i, int j)
+{
+    return (double)((i * 31 + j * 17) % 101) / 101.0 + (i == j ? n : 0);
+}
+
+/* D = L U in place, L unit lower. */
+static void lu0(double* d)
+{
+    for (int k = 0; k < bs; ++k) {
+        for (int i = k + 1; i < bs; ++i)
+            d[i + k * bs] /= d[k + k * bs];
+        for (int j = k + 1; j < bs; ++j)
+            for (int i = k + 1; i < bs; ++i)
+                d[i + j * bs] -= d[i + k * bs] * d[k + j * bs];
+    }
+}
+
+/* A = A U^-1 (U: upper triangle of d). */
+static void bdiv(double* a, const double* d)
+{
+    for (int k = 0; k < bs; ++k) {
+        for (int i = 0; i < bs; ++i)
+            a[i + k * bs] /= d[k + k * bs];
+        for (int j = k + 1; j < bs; ++j)
+            for (int i = 0; i < bs; ++i)
+                a[i + j * bs] -= a[i + k * bs] * d[k + j * bs];
+    }
+}
+
+/* A = L^-1 A (L: unit lower triangle of d). */
+static void bmodd(double* a, const double* d)
+{
+    for (int j = 0; j < bs; ++j)
+        for (int k = 0; k < bs; ++k)
+            for (int i = k + 1; i < bs; ++i)
+                a[i + j * bs] -= d[i + k * bs] * a[k + j * bs];
+}
+
+/* C -= A B. */
+static void bmod(double* c, const double* a, const double* b)
+{
+    for (int j = 0; j < bs; ++j)
+        for (int k = 0; k < bs; ++k) {
+            double t = b[k + j * bs];
+            for (int i = 0; i < bs; ++i)
+                c[i + j * bs] -= a[i + k * bs] * t;
+        }
+}
+
+#define BLK(m, I, J) ((m) + block_offset[(I) + (size_t)(J)*nb])
+
+/* One process's part of the factorization; sync() separates the phases. */
+static void factor(double* m, int me, int (*sync)(void))
+{
+    for (int K = 0; K < nb; ++K) {
+        if (owner(K, K) == me)
+            lu0(BLK(m, K, K));
+        sync();
+        for (int I = K + 1; I < nb; ++I)
+            if (owner(I, K) == me)
+                bdiv(BLK(m, I, K), BLK(m, K, K));
+        for (int J = K + 1; J < nb; ++J)
+            if (owner(K, J) == me)
+                bmodd(BLK(m, K, J), BLK(m, K, K));
+        sync();
+        for (int J = K + 1; J < nb; ++J)
+            for (int I = K + 1; I < nb; ++I)
+                if (owner(I, J) == me)
+                    bmod(BLK(m, I, J), BLK(m, I, K), BLK(m, K, J));
+    }
+}
+
+static int no_sync(void)
+{
+    return 0;
+}
+
+static void fill(double* m, int me)
+{
+    for (int J = 0; J < nb; ++J)
+        for (int I = 0; I < nb; ++I)
+            if (me < 0 || owner(I, J) == me) {
+                double* b = BLK(m, I, J);
+                for (int j = 0; j < bs; ++j)
+                    for (int i = 0; i < bs; ++i)
+                        b[i + j * bs] = initial(I * bs + i, J * bs + j);
+            }
+}
+
+int main(int argc, char** argv)
+{
+    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC;
+    const char* dist_name = "cyclic";
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc)
+            n = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-b") && i + 1 < argc)
+            bs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
+            dist_name = argv[++i];
+            dist = !strcmp(dist_name, "block") ? SCASH_BLOCK
+                : !strcmp(dist_name, "first")  ? SCASH_FIRST_TOUCH
+                                               : SCASH_CYCLIC;
+        } else if (!strcmp(argv[i], "-S"))
+            migrate = 0;
+        else if (!strcmp(argv[i], "-c"))
+            check = 1;
+        else if (!strcmp(argv[i], "-q"))
+            quiet = 1;
+        else {
+            fprintf(stderr, "usage: lu [-n N] [-b B] [-d block|cyclic|first] [-S] [-c] [-q]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (n <= 0 || bs <= 0 || n % bs != 0) {
+        fprintf(stderr, "lu: n (%d) must be a positive multiple of the block size B (%d)\n", n, bs);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    if (scash_init() != SCASH_OK)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    scash_set_migration(migrate, 2);
+    const int me = scash_rank(), np = scash_nprocs();
+    nb = n / bs;
+    for (grid_rows = 1; (grid_rows + 1) * (grid_rows + 1) <= np; ++grid_rows)
+        ;
+    while (np % grid_rows)
+        --grid_rows;
+    grid_cols = np / grid_rows;
+
+    /* Blocks grouped by owner, each owner's group starting on a page. */
+    const size_t page_doubles = 4096 / sizeof(double), block_doubles = (size_t)bs * bs;
+    block_offset = malloc(sizeof(size_t) * nb * nb);
+    size_t total = 0;
+    for (int p = 0; p < np; ++p) {
+        for (int J = 0; J < nb; ++J)
+            for (int I = 0; I < nb; ++I)
+                if (owner(I, J) == p) {
+                    block_offset[I + (size_t)J * nb] = total;
+                    total += block_doubles;
+                }
+        total = (total + page_doubles - 1) / page_doubles * page_doubles;
+    }
+    double* m;
+    if (scash_alloc(total * sizeof(double), dist, (void**)&m) != SCASH_OK)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    fill(m, me);
+    scash_barrier();
+
+    double t0 = MPI_Wtime();
+    factor(m, me, scash_barrier);
+    scash_barrier();
+    double seconds = MPI_Wtime() - t0;
+
+    scash_stats_t s;
+    scash_stats_total(&s);
+    int status = 0;
+    if (me == 0) {
+        printf("lu: n=%d B=%d P=%d homes=%s%s time=%.3f s\n", n, bs, np, dist_name, migrate ? "+dynamic" : "+static",
+            seconds);
+        if (!quiet)
+            printf("lu: stats: messages=%llu bytes=%llu pages_fetched=%llu diffs=%llu diff_bytes=%llu home_moves=%llu "
+                   "barriers=%llu\n",
+                (unsigned long long)s.messages, (unsigned long long)s.bytes, (unsigned long long)s.pages_fetched,
+                (unsigned long long)s.diffs_sent, (unsigned long long)s.diff_bytes, (unsigned long long)s.home_moves,
+                (unsigned long long)s.barriers / np);
+        if (check) {
+            double* seq = malloc(total * sizeof(double));
+            memset(seq, 0, total * sizeof(double));
+            /* A 1 x 1 process grid makes process 0 the owner of every block;
+             * the layout (block_offset) stays that of the parallel run. */
+            int saved_rows = grid_rows, saved_cols = grid_cols;
+            grid_rows = grid_cols = 1;
+            fill(seq, -1);
+            factor(seq, 0, no_sync);
+            grid_rows = saved_rows;
+            grid_cols = saved_cols;
+            size_t diff = 0;
+            for (size_t i = 0; i < total; ++i)
+                diff += memcmp(&seq[i], &m[i], sizeof(double)) != 0;
+            printf("lu: check: %s (%zu of %zu values differ from the sequential run)\n",
+                diff ? "DIFFERENT" : "bitwise equal to the sequential run", diff, total);
+            status = diff != 0;
+            free(seq);
+        }
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    scash_free(m);
+    free(block_offset);
+    scash_finalize();
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The C API (scash.h): argument and state checks with messages that say
+// what to do, then the parts in runtime.hpp. Nothing throws across it.
+#include "scash/protocol.hpp"
+#include "scash/runtime.hpp"
+#include "scash/scash.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace hashi::scash {
+
+namespace {
+
+Runtime* the_runtime = nullptr;
+bool exit_hook_installed = false;
+
+std::string human(std::size_t bytes)
+{
+    char buf[64];
+    if (bytes >= (std::size_t(1) << 30))
+        std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1u << 30));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1u << 20));
+    return buf;
+}
+
+// A process that leaves without scash_finalize would leave the others
+// waiting in a barrier or for a page forever: abort the job instead.
+void exit_check()
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return;
+    std::fprintf(stderr,
+        "scash: process %d is exiting without scash_finalize; aborting the job so the other processes do not wait "
+        "for it\n",
+        rt->rank);
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+std::size_t env_size(const char* name, std::size_t fallback)
+{
+    const char* v = std::getenv(name);
+    return v && *v ? std::size_t(std::strtoull(v, nullptr, 10)) : fallback;
+}
+
+// Each process may end up caching every page of every region, so what one
+// process can back is its node's memory shared among the processes there.
+std::size_t backing_limit(Runtime& rt)
+{
+    MPI_Comm node;
+    int on_node = 1;
+    if (MPI_Comm_split_type(rt.coll, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &on_node);
+        MPI_Comm_free(&node);
+    }
+    const std::size_t phys = std::size_t(sysconf(_SC_PHYS_PAGES)) * std::size_t(sysconf(_SC_PAGESIZE));
+    unsigned long long mine = env_size("SCASH_MAX_BYTES", phys / std::size_t(on_node)), least = 0;
+    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt.coll);
+    return std::size_t(least);
+}
+
+} // namespace
+
+Runtime* runtime()
+{
+    return the_runtime;
+}
+void set_runtime(Runtime* rt)
+{
+    the_runtime = rt;
+}
+
+int report(int code, const char* function, const std::string& what)
+{
+    std::fprintf(stderr, "scash: %s: %s\n", function, what.c_str());
+    return code;
+}
+
+int send_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag)
+{
+    rt.stats.count_message(n);
+    return MPI_Send(buf, int(n), MPI_BYTE, dest, tag, rt.proto);
+}
+
+} // namespace hashi::scash
+
+using namespace hashi::scash;
+
+namespace {
+
+constexpr const char* kInitHint = "call MPI_Init_thread with MPI_THREAD_MULTIPLE, then scash_init, first";
+
+int not_initialized(const char* function)
+{
+    return report(SCASH_ERR_NOT_INITIALIZED, function, std::string("called before scash_init; ") + kInitHint);
+}
+
+// Agreement of all processes on a local success flag.
+bool all_ok(Runtime& rt, bool ok)
+{
+    int mine = ok ? 1 : 0, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, rt.coll);
+    return all == 1;
+}
+
+} // namespace
+
+extern "C" {
+
+int scash_init(void)
+{
+    int initialized = 0, finalized = 0, provided = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+        return report(SCASH_ERR_MPI, "scash_init", "MPI is not initialized; " + std::string(kInitHint));
+    MPI_Query_thread(&provided);
+    if (provided != MPI_THREAD_MULTIPLE)
+        return report(SCASH_ERR_MPI, "scash_init",
+            "MPI provides thread level " + std::to_string(provided) +
+                ", SCASH needs MPI_THREAD_MULTIPLE for its service thread; initialize MPI with MPI_Init_thread");
+    if (runtime())
+        return report(SCASH_ERR_STATE, "scash_init", "SCASH is already initialized");
+    auto* rt = new Runtime;
+    MPI_Comm_dup(MPI_COMM_WORLD, &rt->coll);
+    MPI_Comm_dup(MPI_COMM_WORLD, &rt->proto);
+    MPI_Comm_rank(rt->coll, &rt->rank);
+    MPI_Comm_size(rt->coll, &rt->nprocs);
+    rt->page_size = std::size_t(sysconf(_SC_PAGESIZE));
+    if (const char* v = std::getenv("SCASH_MIGRATION"))
+        rt->migration.enabled = std::atoi(v) != 0;
+    if (const char* v = std::getenv("SCASH_HYSTERESIS"))
+        rt->migration.hysteresis = std::max(1, std::atoi(v));
+    rt->max_bytes = backing_limit(*rt);
+    std::string why;
+    const bool reserved = rt->regions.reserve(why);
+    if (!all_ok(*rt, reserved)) {
+        if (!reserved)
+            report(SCASH_ERR_NOMEM, "scash_init", why);
+        rt->regions.release();
+        MPI_Comm_free(&rt->coll);
+        MPI_Comm_free(&rt->proto);
+        delete rt;
+        return SCASH_ERR_NOMEM;
+    }
+    set_runtime(rt);
+    install_fault_handler();
+    rt->service = std::thread(service_main, rt);
+    if (!exit_hook_installed) {
+        std::atexit(exit_check);
+        exit_hook_installed = true;
+    }
+    MPI_Barrier(rt->coll);
+    return SCASH_OK;
+}
+
+int scash_finalize(void)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return report(SCASH_ERR_NOT_INITIALIZED, "scash_finalize", "SCASH is not initialized");
+    // Pending writes reach their homes like at a barrier; then nobody sends
+    // requests any more and the service threads can stop.
+    barrier(*rt);
+    if (const char* v = std::getenv("SCASH_STATS"); v && std::atoi(v) != 0)
+        scash_stats_print("scash");
+    MPI_Barrier(rt->coll);
+    service_stop(*rt);
+    set_runtime(nullptr);
+    remove_fault_handler();
+    rt->regions.release();
+    MPI_Comm_free(&rt->coll);
+    MPI_Comm_free(&rt->proto);
+    delete rt;
+    return SCASH_OK;
+}
+
+int scash_initialized(void)
+{
+    return runtime() != nullptr;
+}
+int scash_rank(void)
+{
+    return runtime() ? runtime()->rank : -1;
+}
+int scash_nprocs(void)
+{
+    return runtime() ? runtime()->nprocs : 0;
+}
+
+int scash_alloc(size_t size, int dist, void** ptr)
+{
+    if (ptr)
+        *ptr = nullptr;
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_alloc");
+    std::string why;
+    if (!ptr)
+        why = "ptr is NULL; pass the address of a pointer that receives the region";
+    else if (size == 0)
+        why = "size is 0";
+    else if (dist != SCASH_BLOCK && dist != SCASH_CYCLIC && dist != SCASH_FIRST_TOUCH)
+        why = "dist " + std::to_string(dist) + " is not SCASH_BLOCK, SCASH_CYCLIC or SCASH_FIRST_TOUCH";
+    // Collective: every process must ask for the same thing.
+    unsigned long long mine[2] = {size, static_cast<unsigned long long>(dist)}, lo[2], hi[2];
+    MPI_Allreduce(mine, lo, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt->coll);
+    MPI_Allreduce(mine, hi, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt->coll);
+    if (why.empty() && (lo[0] != hi[0] || lo[1] != hi[1]))
+        why = "the processes passed different sizes or distributions (sizes " + std::to_string(lo[0]) + " to " +
+            std::to_string(hi[0]) + "); scash_alloc is collective, call it with the same arguments everywhere";
+    const std::size_t npages = (size + rt->page_size - 1) / rt->page_size;
+    const std::size_t bytes = npages * rt->page_size;
+    if (why.empty() && (size > rt->max_bytes || rt->allocated_bytes + bytes > rt->max_bytes)) {
+        if (!all_ok(*rt, false))
+            return report(SCASH_ERR_NOMEM, "scash_alloc",
+                human(size) + " requested (" + human(rt->allocated_bytes) +
+                    " already allocated) but a process can back at most " + human(rt->max_bytes) +
+                    " (its node's memory divided among the processes there, or SCASH_MAX_BYTES): every process may "
+                    "cache the whole region; allocate less or run fewer processes per node");
+    }
+    if (!all_ok(*rt, why.empty())) {
+        if (why.empty())
+            why = "another process passed a bad argument (see its message)";
+        return report(SCASH_ERR_ARG, "scash_alloc", why);
+    }
+    Region* r = rt->regions.create(npages, rt->page_size, dist, rt->nprocs, why);
+    if (!all_ok(*rt, r != nullptr)) {
+        if (r)
+            rt->regions.destroy(r);
+        return report(SCASH_ERR_NOMEM, "scash_alloc", r ? "another process could not map the region" : why);
+    }
+    rt->allocated_bytes += bytes;
+    reserve_written_lists(*rt);
+    MPI_Barrier(rt->coll);
+    *ptr = r->app;
+    return SCASH_OK;
+}
+
+int scash_free(void* ptr)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_free");
+    Region* r = rt->regions.find(ptr);
+    const bool ok = r && r->app == ptr;
+    if (!all_ok(*rt, ok))
+        return report(SCASH_ERR_ARG, "scash_free",
+            ok ? "another process passed a pointer that is not a region"
+               : "the pointer is not the start of a region from scash_alloc");
+    // Writes to it are settled (and forgotten) like at a barrier.
+    if (int rc = barrier(*rt); rc != SCASH_OK)
+        return rc;
+    rt->allocated_bytes -= r->bytes;
+    rt->regions.destroy(r);
+    MPI_Barrier(rt->coll);
+    return SCASH_OK;
+}
+
+int scash_barrier(void)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_barrier");
+    if (!rt->held_locks.empty())
+        return report(SCASH_ERR_STATE, "scash_barrier",
+            "called while holding lock " + std::to_string(rt->held_locks.front()) + "; unlock before the barrier");
+    return barrier(*rt);
+}
+
+int scash_lock(int lock_id)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_lock");
+    if (lock_id < 0)
+        return report(SCASH_ERR_ARG, "scash_lock", "lock id " + std::to_string(lock_id) + " is negative");
+    return lock_acquire(*rt, lock_id);
+}
+
+int scash_unlock(int lock_id)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_unlock");
+    return lock_release(*rt, lock_id);
+}
+
+int scash_flush(void)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_flush");
+    if (!release_writes(*rt, [](const Region& r, std::size_t page) { return r.homes.home(page); }))
+        return report(SCASH_ERR_MPI, "scash_flush", "sending diffs to the homes failed");
+    return SCASH_OK;
+}
+
+int scash_set_migration(int on, int hysteresis)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_set_migration");
+    if (hysteresis < 1)
+        return report(
+            SCASH_ERR_ARG, "scash_set_migration", "hysteresis must be at least 1 (1 moves at the first barrier)");
+    rt->migration.enabled = on != 0;
+    rt->migration.hysteresis = hysteresis;
+    return SCASH_OK;
+}
+
+int scash_stats_local(scash_stats_t* out)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_stats_local");
+    if (!out)
+        return report(SCASH_ERR_ARG, "scash_stats_local", "out is NULL");
+    *out = rt->stats.snapshot();
+    return SCASH_OK;
+}
+
+int scash_stats_total(scash_stats_t* out)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_stats_total");
+    if (!out)
+        return report(SCASH_ERR_ARG, "scash_stats_total", "out is NULL");
+    scash_stats_t mine = rt->stats.snapshot();
+    static_assert(sizeof(scash_stats_t) % sizeof(uint64_t) == 0);
+    MPI_Allreduce(&mine, out, int(sizeof mine / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, rt->coll);
+    return SCASH_OK;
+}
+
+int scash_stats_print(const char* label)
+{
+    scash_stats_t s;
+    if (int rc = scash_stats_total(&s); rc != SCASH_OK)
+        return rc;
+    if (runtime()->rank == 0)
+        std::fprintf(stderr,
+            "%s: stats: read_faults=%llu write_faults=%llu pages_fetched=%llu diffs=%llu diff_bytes=%llu "
+            "home_moves=%llu invalidations=%llu barriers=%llu locks=%llu messages=%llu bytes=%llu\n",
+            label ? label : "scash", (unsigned long long)s.read_faults, (unsigned long long)s.write_faults,
+            (unsigned long long)s.pages_fetched, (unsigned long long)s.diffs_sent, (unsigned long long)s.diff_bytes,
+            (unsigned long long)s.home_moves, (unsigned long long)s.invalidations,
+            (unsigned long long)s.barriers / std::max(1, runtime()->nprocs), (unsigned long long)s.lock_acquires,
+            (unsigned long long)s.messages, (unsigned long long)s.bytes);
+    return SCASH_OK;
+}
+
+int scash_home_of(const void* addr)
+{
+    Runtime* rt = runtime();
+    Region* r = rt ? rt->regions.find(addr) : nullptr;
+    if (!r)
+        return -1;
+    return r->homes.home(std::size_t(static_cast<const std::byte*>(addr) - r->app) / rt->page_size);
+}
+
+} // extern "C"

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Access detection: the application view's protections follow the page
+// states, so the first read of an invalid page and the first write of a
+// read-only page raise SIGSEGV, and the handler here moves the page along
+// its state machine (page_state.hpp).
+//
+// The handler calls MPI (to fetch a page from its home). That is only sound
+// because the fault is synchronous: it comes from the application's own load
+// or store, never from inside MPI, as long as no pointer into a shared
+// region is handed to MPI (scash.h says so). The handler never allocates:
+// the written-page lists are reserved ahead.
+#include "scash/protocol.hpp"
+#include "scash/runtime.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ucontext.h>
+
+namespace hashi::scash {
+
+namespace {
+
+struct sigaction previous_action;
+bool installed = false;
+
+void die(const char* msg)
+{
+    // Async-signal-safe: write(2), then the default action.
+    ssize_t ignored = write(STDERR_FILENO, msg, std::strlen(msg));
+    (void)ignored;
+    std::abort();
+}
+
+// x86-64 reports whether the fault was a write; elsewhere a write to an
+// invalid page costs a second fault (read first, then write).
+bool fault_was_write([[maybe_unused]] void* uctx)
+{
+#if defined(__x86_64__)
+    auto* uc = static_cast<ucontext_t*>(uctx);
+    return (uc->uc_mcontext.gregs[REG_ERR] & 0x2) != 0;
+#else
+    return false;
+#endif
+}
+
+void fetch_page(Runtime& rt, Region& r, std::size_t page)
+{
+    const int home = r.homes.home(page);
+    if (home == rt.rank)
+        die("scash: internal error: this process is the home of an invalid page\n");
+    MsgHeader h {MsgType::PageGet, 0, global_page(r.id, page)};
+    if (send_bytes(rt, &h, sizeof h, home, kTagRequest) != MPI_SUCCESS)
+        die("scash: sending a page request failed; the job cannot continue\n");
+    if (MPI_Recv(r.backing_page(page, rt.page_size), int(rt.page_size), MPI_BYTE, home, kTagReply, rt.proto,
+            MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        die("scash: receiving a page failed; the job cannot continue\n");
+    rt.stats.pages_fetched.fetch_add(1, std::memory_order_relaxed);
+}
+
+void on_write(Runtime& rt, Region& r, std::size_t page)
+{
+    rt.stats.write_faults.fetch_add(1, std::memory_order_relaxed);
+    if (r.homes.home(page) != rt.rank) {
+        // The twin records the page before this process's writes, so the
+        // release can send only what changed.
+        std::memcpy(r.twin_page(page, rt.page_size), r.backing_page(page, rt.page_size), rt.page_size);
+        r.flags[page] |= kTwinned;
+    }
+    const GlobalPage g = global_page(r.id, page);
+    if (!(r.flags[page] & kWrittenInterval)) {
+        r.flags[page] |= kWrittenInterval;
+        rt.written_interval.push_back(g);
+    }
+    if (!(r.flags[page] & kWrittenRelease)) {
+        r.flags[page] |= kWrittenRelease;
+        rt.written_release.push_back(g);
+    }
+    set_protection(rt, r, page, PageState::Writable);
+}
+
+void handler(int sig, siginfo_t* info, void* uctx)
+{
+    Runtime* rt = runtime();
+    Region* r = rt ? rt->regions.find(info->si_addr) : nullptr;
+    if (!r) {
+        // Not ours: let the previous disposition handle the re-executed access.
+        sigaction(sig, &previous_action, nullptr);
+        return;
+    }
+    const auto offset = std::size_t(static_cast<std::byte*>(info->si_addr) - r->app);
+    const std::size_t page = offset / rt->page_size;
+    switch (r->state[page]) {
+    case PageState::Invalid:
+        rt->stats.read_faults.fetch_add(1, std::memory_order_relaxed);
+        fetch_page(*rt, *r, page);
+        if (fault_was_write(uctx))
+            on_write(*rt, *r, page);
+        else
+            set_protection(*rt, *r, page, PageState::ReadOnly);
+        break;
+    case PageState::ReadOnly:
+        on_write(*rt, *r, page);
+        break;
+    case PageState::Writable:
+        die("scash: fault on a writable shared page (was its protection changed outside SCASH?)\n");
+    }
+}
+
+} // namespace
+
+void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s)
+{
+    const int prot = s == PageState::Invalid ? PROT_NONE
+        : s == PageState::ReadOnly           ? PROT_READ
+                                             : PROT_READ | PROT_WRITE;
+    if (mprotect(r.app_page(page, rt.page_size), rt.page_size, prot) != 0)
+        die("scash: mprotect failed (too many distinct protections? raise vm.max_map_count)\n");
+    r.state[page] = s;
+}
+
+void invalidate_page(Runtime& rt, Region& r, std::size_t page)
+{
+    if (r.state[page] != PageState::Invalid) {
+        rt.stats.invalidations.fetch_add(1, std::memory_order_relaxed);
+        set_protection(rt, r, page, PageState::Invalid);
+    }
+    r.flags[page] &= std::uint8_t(~kTwinned);
+}
+
+void reserve_written_lists(Runtime& rt)
+{
+    std::size_t total = 0;
+    for (std::uint32_t i = 0; i < rt.regions.count(); ++i)
+        if (Region* r = rt.regions.by_id(i))
+            total += r->npages;
+    rt.written_interval.reserve(total);
+    rt.written_release.reserve(total);
+    rt.unlock_notices.reserve(total);
+}
+
+bool install_fault_handler()
+{
+    struct sigaction sa { };
+    sa.sa_sigaction = handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &previous_action) != 0)
+        return false;
+    installed = true;
+    return true;
+}
+
+void remove_fault_handler()
+{
+    if (installed)
+        sigaction(SIGSEGV, &previous_action, nullptr);
+    installed = false;
+}
+
+} // namespace hashi::scash

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Locks, client side. Lock id maps to the manager process id mod nprocs,
+// whose service thread queues requests (service.cpp). Eager release: unlock
+// first sends the diffs to the homes, then hands the lock its write
+// notices; the next holder drops its copies of those pages, so it fetches
+// them fresh from their homes.
+#include "scash/protocol.hpp"
+#include "scash/runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hashi::scash {
+
+namespace {
+
+int manager(const Runtime& rt, int id)
+{
+    return id % rt.nprocs;
+}
+
+auto home_target = [](const Region& r, std::size_t page) { return r.homes.home(page); };
+
+} // namespace
+
+int lock_acquire(Runtime& rt, int id)
+{
+    if (std::find(rt.held_locks.begin(), rt.held_locks.end(), id) != rt.held_locks.end())
+        return report(SCASH_ERR_STATE, "scash_lock", "lock " + std::to_string(id) + " is already held by this process");
+    // Releasing first leaves no twinned page, so the notices below can
+    // simply drop copies.
+    if (!release_writes(rt, home_target))
+        return report(SCASH_ERR_MPI, "scash_lock", "sending diffs to the homes failed");
+    MsgHeader h {MsgType::LockAcquire, 0, std::uint64_t(id)};
+    const int mgr = manager(rt, id);
+    if (send_bytes(rt, &h, sizeof h, mgr, kTagRequest) != MPI_SUCCESS)
+        return report(SCASH_ERR_MPI, "scash_lock", "sending the lock request failed");
+    MPI_Status st;
+    if (MPI_Probe(mgr, kTagReply, rt.proto, &st) != MPI_SUCCESS)
+        return report(SCASH_ERR_MPI, "scash_lock", "waiting for the lock grant failed");
+    int n = 0;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    std::vector<std::byte> msg(static_cast<std::size_t>(n));
+    MPI_Recv(msg.data(), n, MPI_BYTE, mgr, kTagReply, rt.proto, MPI_STATUS_IGNORE);
+    const std::size_t count = msg.size() < sizeof h ? 0 : (msg.size() - sizeof h) / sizeof(GlobalPage);
+    for (std::size_t i = 0; i < count; ++i) {
+        GlobalPage g;
+        std::memcpy(&g, msg.data() + sizeof h + i * sizeof g, sizeof g);
+        Region* r = rt.regions.by_id(region_of(g));
+        if (r && page_of(g) < r->npages && r->homes.home(page_of(g)) != rt.rank)
+            invalidate_page(rt, *r, page_of(g));
+    }
+    rt.held_locks.push_back(id);
+    rt.stats.lock_acquires.fetch_add(1, std::memory_order_relaxed);
+    return SCASH_OK;
+}
+
+int lock_release(Runtime& rt, int id)
+{
+    auto it = std::find(rt.held_locks.begin(), rt.held_locks.end(), id);
+    if (it == rt.held_locks.end())
+        return report(SCASH_ERR_STATE, "scash_unlock", "lock " + std::to_string(id) + " is not held by this process");
+    if (!release_writes(rt, home_target))
+        return report(SCASH_ERR_MPI, "scash_unlock", "sending diffs to the homes failed");
+    std::vector<std::byte> msg(sizeof(MsgHeader) + rt.unlock_notices.size() * sizeof(GlobalPage));
+    MsgHeader h {MsgType::LockRelease, std::uint32_t(rt.unlock_notices.size()), std::uint64_t(id)};
+    std::memcpy(msg.data(), &h, sizeof h);
+    if (!rt.unlock_notices.empty())
+        std::memcpy(msg.data() + sizeof h, rt.unlock_notices.data(), rt.unlock_notices.size() * sizeof(GlobalPage));
+    for (GlobalPage g : rt.unlock_notices)
+        if (Region* r = rt.regions.by_id(region_of(g)))
+            r->flags[page_of(g)] &= std::uint8_t(~kNoticePending);
+    rt.unlock_notices.clear();
+    const int mgr = manager(rt, id);
+    MsgHeader ack;
+    if (send_bytes(rt, msg.data(), msg.size(), mgr, kTagRequest) != MPI_SUCCESS ||
+        MPI_Recv(&ack, sizeof ack, MPI_BYTE, mgr, kTagReply, rt.proto, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return report(SCASH_ERR_MPI, "scash_unlock", "releasing the lock failed");
+    rt.held_locks.erase(it);
+    return SCASH_OK;
+}
+
+} // namespace hashi::scash

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Eager release: at unlock, flush and barrier, the diffs of every page this
+// process wrote since its last release go to the pages' homes, one message
+// per home, and the release completes only when every home has applied
+// them (acked), so whoever synchronizes with this process next sees them.
+#include "scash/diff.hpp"
+#include "scash/protocol.hpp"
+#include "scash/runtime.hpp"
+
+#include <cstring>
+#include <map>
+
+namespace hashi::scash {
+
+bool release_writes(Runtime& rt, const TargetFn& target)
+{
+    // dest -> message under construction (MsgHeader, then entries).
+    std::map<int, std::vector<std::byte>> out;
+    for (GlobalPage g : rt.written_release) {
+        Region* r = rt.regions.by_id(region_of(g));
+        if (!r)
+            continue; // freed since
+        const std::size_t page = page_of(g);
+        r->flags[page] &= std::uint8_t(~kWrittenRelease);
+        if (!(r->flags[page] & kNoticePending)) {
+            r->flags[page] |= kNoticePending;
+            rt.unlock_notices.push_back(g);
+        }
+        if (r->flags[page] & kTwinned) {
+            const int dest = target(*r, page);
+            if (dest != rt.rank) {
+                auto& msg = out[dest];
+                if (msg.empty())
+                    msg.resize(sizeof(MsgHeader));
+                const std::size_t at = msg.size();
+                msg.resize(at + sizeof(DiffEntry));
+                const std::size_t n = encode_diff({r->twin_page(page, rt.page_size), rt.page_size},
+                    {r->backing_page(page, rt.page_size), rt.page_size}, msg);
+                DiffEntry e {g, std::uint32_t(n), 0};
+                std::memcpy(&msg[at], &e, sizeof e);
+                auto* h = reinterpret_cast<MsgHeader*>(msg.data());
+                h->count++;
+                rt.stats.diffs_sent.fetch_add(1, std::memory_order_relaxed);
+                rt.stats.diff_bytes.fetch_add(n, std::memory_order_relaxed);
+            }
+            r->flags[page] &= std::uint8_t(~kTwinned);
+        }
+        if (r->state[page] == PageState::Writable)
+            set_protection(rt, *r, page, PageState::ReadOnly);
+    }
+    rt.written_release.clear();
+    bool ok = true;
+    for (auto& [dest, msg] : out) {
+        auto* h = reinterpret_cast<MsgHeader*>(msg.data());
+        h->type = MsgType::Diffs;
+        h->arg = 0;
+        ok = ok && send_bytes(rt, msg.data(), msg.size(), dest, kTagRequest) == MPI_SUCCESS;
+    }
+    for (auto& [dest, msg] : out) {
+        MsgHeader ack {};
+        ok = ok && MPI_Recv(&ack, sizeof ack, MPI_BYTE, dest, kTagReply, rt.proto, MPI_STATUS_IGNORE) == MPI_SUCCESS;
+    }
+    return ok;
+}
+
+} // namespace hashi::scash

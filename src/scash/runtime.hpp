@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The state of SCASH in one process, shared by the parts (fault handler,
+// release, barrier, locks, service thread).
+#ifndef HASHI_SCASH_RUNTIME_HPP
+#define HASHI_SCASH_RUNTIME_HPP
+
+#include "scash/home.hpp"
+#include "scash/region.hpp"
+#include "scash/stats.hpp"
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <functional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace hashi::scash {
+
+struct Runtime {
+    MPI_Comm proto = MPI_COMM_NULL; // point-to-point protocol (service thread and requests)
+    MPI_Comm coll = MPI_COMM_NULL; // collectives of the application thread
+    int rank = 0;
+    int nprocs = 1;
+    std::size_t page_size = 4096;
+    std::size_t max_bytes = 0; // what one process may back
+    std::size_t allocated_bytes = 0;
+    MigrationPolicy migration;
+    RegionTable regions;
+    Stats stats;
+    std::thread service;
+    // Pages this process wrote since the last barrier / the last release.
+    // Reserved ahead so the fault handler never allocates.
+    std::vector<GlobalPage> written_interval;
+    std::vector<GlobalPage> written_release;
+    // Pages released since the last unlock: the write notices the next
+    // unlock hands to the lock (a lock acquire releases too, so a nested
+    // critical section's writes still reach the outer lock's notices).
+    std::vector<GlobalPage> unlock_notices;
+    std::vector<int> held_locks;
+};
+
+// The runtime, or nullptr before scash_init / after scash_finalize.
+Runtime* runtime();
+void set_runtime(Runtime* rt);
+
+// Sends a protocol message, counting it.
+int send_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag);
+
+// Fault handling (fault.cpp).
+bool install_fault_handler();
+void remove_fault_handler();
+// Makes a region's page unusable until fetched again.
+void invalidate_page(Runtime& rt, Region& r, std::size_t page);
+void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s);
+void reserve_written_lists(Runtime& rt);
+
+// Release (release.cpp): sends the diffs of the pages written since the last
+// release to target(region, page) (the home, or for a barrier the home
+// after migration; no diff when that is this process), waits for the
+// homes' acks, and turns the pages read-only so the next write is seen.
+// Returns false on an MPI failure.
+using TargetFn = std::function<int(const Region&, std::size_t)>;
+bool release_writes(Runtime& rt, const TargetFn& target);
+
+// Barrier (barrier.cpp) and locks (lock.cpp).
+int barrier(Runtime& rt);
+int lock_acquire(Runtime& rt, int id);
+int lock_release(Runtime& rt, int id);
+
+// Service thread (service.cpp).
+void service_main(Runtime* rt);
+void service_stop(Runtime& rt);
+// Lock manager state lives with the service thread; the barrier resets
+// the write notices it carries.
+void lock_notices_reset();
+
+// Reports an error in the user-facing form "scash: <function>: <what>".
+int report(int code, const char* function, const std::string& what);
+
+} // namespace hashi::scash
+#endif

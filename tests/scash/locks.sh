@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Locks: lock-protected increments from every process sum exactly (two locks
+# at once, with and without home migration); lock misuse is reported.
+. "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
+
+scash_compile "$scash_examples/counter.c" counter || { finish; exit; }
+scash_compile "$scash_programs/lock_misuse.c" lock_misuse || { finish; exit; }
+
+scash_run counter -- ./counter 150
+expect_status counter 0
+expect_in counter counter.out '^counter: 600 \(expected 600\), second 300 \(expected 300\): ok'
+
+scash_run counter-static SCASH_MIGRATION=0 -- ./counter 50
+expect_status counter-static 0
+expect_in counter-static counter-static.out '^counter: 200 \(expected 200\).*: ok'
+
+scash_run lock-misuse -- ./lock_misuse
+expect_status lock-misuse 0
+expect_in lock-misuse lock-misuse.err 'scash_unlock: lock 3 is not held by this process'
+expect_in lock-misuse lock-misuse.err 'scash_lock: lock 1 is already held by this process'
+expect_in lock-misuse lock-misuse.err 'scash_barrier: called while holding lock 1; unlock before the barrier'
+expect_in lock-misuse lock-misuse.out '^lock_misuse: ok'
+
+finish
