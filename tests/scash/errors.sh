@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Error cases give a clear error, never a hang: use before initialization
+# and without MPI_THREAD_MULTIPLE, an allocation larger than the job can
+# back (and mismatched or bad arguments), a process that exits early or
+# dies while the others wait in a barrier.
+. "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
+
+for p in usage_errors too_big early_exit; do
+    scash_compile "$scash_programs/$p.c" $p || { finish; exit; }
+done
+
+scash_run usage -- ./usage_errors
+expect_status usage 0
+expect_in usage usage.out '^usage_errors: ok'
+expect_in usage usage.err 'scash_alloc: called before scash_init; call MPI_Init_thread with MPI_THREAD_MULTIPLE'
+expect_in usage usage.err 'scash_init: MPI is not initialized'
+expect_in usage usage.err 'scash_init: MPI provides thread level 0, SCASH needs MPI_THREAD_MULTIPLE'
+
+scash_run too-big -- ./too_big
+expect_status too-big 0
+expect_in too-big too-big.out '^too_big: ok'
+expect_in too-big too-big.err 'scash_alloc: .* requested .* but a process can back at most'
+expect_in too-big too-big.err 'scash_alloc: the processes passed different sizes'
+
+scash_run max-bytes SCASH_MAX_BYTES=8192 -- ./too_big
+expect_in max-bytes max-bytes.err 'can back at most 0.0 MiB .*SCASH_MAX_BYTES'
+
+scash_run early-exit -- ./early_exit
+expect_no_hang early-exit
+expect_status early-exit 1
+expect_in early-exit early-exit.err 'scash: process 3 is exiting without scash_finalize; aborting the job'
+expect_in early-exit early-exit.err 'rank 3 .* called MPI_Abort'
+if grep -q 'passed the barrier' early-exit.out; then fail "early-exit: a process passed the barrier"; else
+    pass "early-exit: no process passed the barrier"; fi
+
+scash_run crash -- ./early_exit crash
+expect_no_hang crash
+expect_status crash 137
+expect_in crash crash.err 'rank 3 .* killed by signal 9'
+
+finish
