@@ -22,8 +22,12 @@ libhashi_scash_la_SOURCES = \
 	src/scash/stats.cpp src/scash/stats.hpp
 libhashi_scash_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS)
 libhashi_scash_la_CXXFLAGS = $(AM_CXXFLAGS) -pthread
-libhashi_scash_la_LDFLAGS = -version-info 0:0:0 -no-undefined -pthread
-libhashi_scash_la_LIBADD = $(MPICH_LIBS) $(HASHI_SANITIZE_LIBS)
+# libmpi is named by its path behind -Wl,: libtool would otherwise follow the base's
+# libmpi.la and record the build cache as the library's run path; the
+# installed library finds libmpi next to itself ($ORIGIN), as MPICH's own.
+libhashi_scash_la_LDFLAGS = -version-info 0:0:0 -no-undefined -pthread \
+	-Wl,$(MPICH_BASE)/lib/libmpi.so -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
+libhashi_scash_la_LIBADD = $(HASHI_SANITIZE_LIBS)
 EXTRA_libhashi_scash_la_DEPENDENCIES = $(MPICH_STAMP)
 
 ## Examples, installed as sources next to the other examples ################
@@ -32,7 +36,7 @@ dist_scashexamples_DATA = examples/scash/README.md examples/scash/lu.c examples/
 
 ## Tests ####################################################################
 check_PROGRAMS += tests/scash/scash-unit
-tests_scash_scash_unit_SOURCES = tests/scash/test_diff.cpp src/scash/diff.cpp
+tests_scash_scash_unit_SOURCES = tests/scash/test_diff.cpp tests/scash/test_home.cpp src/scash/diff.cpp src/scash/home.cpp
 tests_scash_scash_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK
 tests_scash_scash_unit_LDADD = -lboost_unit_test_framework
 TESTS += tests/scash/scash-unit

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Locks: lock-protected increments from every process sum exactly (two locks
-# at once, with and without home migration); lock misuse is reported.
+# at once, with and without home migration); lock misuse is reported; the
+# C++ layer (scash.hpp) works.
 . "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
 
 scash_compile "$scash_examples/counter.c" counter || { finish; exit; }
 scash_compile "$scash_programs/lock_misuse.c" lock_misuse || { finish; exit; }
+compile mpicxx "$scash_programs/cxx_layer.cpp" cxx_layer -lhashi-scash || { finish; exit; }
 
 scash_run counter -- ./counter 150
 expect_status counter 0
@@ -21,5 +23,9 @@ expect_in lock-misuse lock-misuse.err 'scash_unlock: lock 3 is not held by this 
 expect_in lock-misuse lock-misuse.err 'scash_lock: lock 1 is already held by this process'
 expect_in lock-misuse lock-misuse.err 'scash_barrier: called while holding lock 1; unlock before the barrier'
 expect_in lock-misuse lock-misuse.out '^lock_misuse: ok'
+
+scash_run cxx-layer -- ./cxx_layer
+expect_status cxx-layer 0
+expect_in cxx-layer cxx-layer.out '^cxx_layer: sum 10 \(expected 10\): ok'
 
 finish

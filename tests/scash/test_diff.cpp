@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the twin/diff encoding (src/scash/diff.cpp).
-#define BOOST_TEST_MODULE scash diff encoding
+#define BOOST_TEST_MODULE scash unit tests
 #include "scash/diff.hpp"
 
 #include <boost/test/unit_test.hpp>
