@@ -8,6 +8,7 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <sched.h>
 
@@ -89,12 +90,19 @@ bool domain_obj::progress()
     for (endpoint* ep : endpoints)
         moved |= ep->progress();
     // Oversubscription is the normal case (8 ranks on 2 cores in the
-    // testbed), and MPICH polls without pause: after a run of empty polls,
-    // give the core to whoever has work.
+    // testbed), and MPICH polls without pause: once nothing has moved for a
+    // while, give the core to whoever has work. "A while" is time, not a
+    // count of polls: long enough that a ping-pong's round trip (tens of
+    // microseconds) is waited for spinning, short enough that a rank waiting
+    // for a slow peer does not hold the core for long.
     if (moved) {
-        idle_polls = 0;
-    } else if (++idle_polls > 64) {
-        sched_yield();
+        idle_since = {};
+    } else {
+        const auto now = std::chrono::steady_clock::now();
+        if (idle_since == std::chrono::steady_clock::time_point {})
+            idle_since = now;
+        else if (now - idle_since > spin_before_yield)
+            sched_yield();
     }
     return moved;
 }

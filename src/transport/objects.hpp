@@ -13,6 +13,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -37,7 +38,8 @@ struct domain_obj {
     int refs = 0; // objects opened on it (av, cq, cntr, mr, ep)
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
-    int idle_polls = 0;
+    std::chrono::steady_clock::time_point idle_since {}; // first empty poll of the current idle run
+    static constexpr std::chrono::microseconds spin_before_yield {50};
 
     // Drives every endpoint of the domain (manual progress: called from
     // fi_cq_read, fi_cntr_read and friends). Returns whether anything moved.
