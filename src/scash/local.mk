@@ -48,7 +48,7 @@ SCASH_TESTS = \
 	tests/scash/apps.sh \
 	tests/scash/errors.sh
 TESTS += $(SCASH_TESTS)
-EXTRA_DIST += $(SCASH_TESTS) tests/scash/lib-scash.sh tests/scash/programs
+EXTRA_DIST += src/scash/README.md $(SCASH_TESTS) tests/scash/lib-scash.sh tests/scash/programs
 
 ## Benchmark (bench/scash/run-scash; not run by make check) #################
-EXTRA_DIST += bench/scash/run-scash
+EXTRA_DIST += bench/scash/run-scash bench/scash/README.md
