@@ -2,10 +2,11 @@
 # src/scash: SCASH, page-based software distributed shared memory over MPI
 # (libhashi-scash). Programs include scash.h (or scash.hpp) and link with
 # -lhashi-scash; the installed mpicc/mpicxx find both in Hashi's prefix.
+# Fortran programs compile $(includedir)/scash.f90 (module scash) with theirs.
 
 lib_LTLIBRARIES += libhashi-scash.la
 scashincludedir = $(includedir)
-scashinclude_HEADERS = src/scash/scash.h src/scash/scash.hpp
+scashinclude_HEADERS = src/scash/scash.h src/scash/scash.hpp src/scash/scash.f90
 libhashi_scash_la_SOURCES = \
 	src/scash/api.cpp \
 	src/scash/runtime.hpp \

@@ -18,8 +18,9 @@
  * private memory instead.
  *
  * Every function returns SCASH_OK or an error code, and prints what was wrong
- * to stderr. From Fortran, bind with ISO_C_BINDING (scash_alloc gives a
- * c_ptr; use c_f_pointer).
+ * to stderr. From Fortran, `use scash` (scash.f90, installed next to this
+ * header, compiled with the program): scash_alloc gives a c_ptr; map it
+ * with c_f_pointer.
  */
 #ifndef HASHI_SCASH_H
 #define HASHI_SCASH_H

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Locks: lock-protected increments from every process sum exactly (two locks
 # at once, with and without home migration); lock misuse is reported; the
-# C++ layer (scash.hpp) works.
+# C++ layer (scash.hpp) and the Fortran module (scash.f90) work.
 . "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
 
 scash_compile "$scash_examples/counter.c" counter || { finish; exit; }
 scash_compile "$scash_programs/lock_misuse.c" lock_misuse || { finish; exit; }
 compile mpicxx "$scash_programs/cxx_layer.cpp" cxx_layer -lhashi-scash || { finish; exit; }
+compile mpifort "$HASHI_PREFIX/include/scash.f90" fortran "$scash_programs/fortran.f90" -lhashi-scash || { finish; exit; }
 
 scash_run counter -- ./counter 150
 expect_status counter 0
@@ -27,5 +28,9 @@ expect_in lock-misuse lock-misuse.out '^lock_misuse: ok'
 scash_run cxx-layer -- ./cxx_layer
 expect_status cxx-layer 0
 expect_in cxx-layer cxx-layer.out '^cxx_layer: sum 10 \(expected 10\): ok'
+
+scash_run fortran -- ./fortran
+expect_status fortran 0
+expect_in fortran fortran.out '^fortran: counter 40: ok'
 
 finish
