@@ -2,6 +2,7 @@
 // The domain: opens the other objects, owns the memory-region table and
 // drives progress for every endpoint on it.
 #include "transport/endpoint.hpp"
+#include "transport/engine/local_address.hpp"
 #include "transport/objects.hpp"
 
 #include <rdma/fi_domain.h>
@@ -113,7 +114,14 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
         if (info != nullptr && info->domain_attr != nullptr && info->domain_attr->name != nullptr &&
             std::strcmp(info->domain_attr->name, "hashi0") != 0)
             return -FI_EINVAL;
+        std::string err;
+        const auto spin = env_unsigned("FI_HASHI_SPIN_US", 50, 10'000'000, 10, err);
+        if (!spin) {
+            log_error("cannot open the domain: %s", err.c_str());
+            return -FI_EINVAL;
+        }
         auto* dom = new domain_obj;
+        dom->spin_before_yield = std::chrono::microseconds(*spin);
         dom->fabric = owner_of<fabric_obj>(fabric);
         dom->fabric->refs++;
         dom->box.owner = dom;

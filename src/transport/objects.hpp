@@ -39,7 +39,7 @@ struct domain_obj {
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
     std::chrono::steady_clock::time_point idle_since {}; // first empty poll of the current idle run
-    static constexpr std::chrono::microseconds spin_before_yield {50};
+    std::chrono::microseconds spin_before_yield {50}; // FI_HASHI_SPIN_US
 
     // Drives every endpoint of the domain (manual progress: called from
     // fi_cq_read, fi_cntr_read and friends). Returns whether anything moved.
