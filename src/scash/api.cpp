@@ -45,6 +45,22 @@ void exit_check()
         MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+// MPI_Finalize frees MPI_COMM_SELF's attributes first, while MPI still
+// works: the one place to catch a program that forgot scash_finalize. (Shutting
+// SCASH down from here trips an assertion in MPICH 4.0.2's finalize, so
+// this reports the mistake and ends the job instead of failing obscurely.)
+int finalize_at_mpi_finalize(MPI_Comm, int, void*, void*)
+{
+    if (Runtime* rt = runtime()) {
+        std::fprintf(stderr,
+            "scash: process %d called MPI_Finalize before scash_finalize; call scash_finalize first. Aborting the "
+            "job\n",
+            rt->rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return MPI_SUCCESS;
+}
+
 std::size_t env_size(const char* name, std::size_t fallback)
 {
     const char* v = std::getenv(name);
@@ -158,6 +174,10 @@ int scash_init(void)
         std::atexit(exit_check);
         exit_hook_installed = true;
     }
+    int keyval = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_at_mpi_finalize, &keyval, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
+    MPI_Comm_free_keyval(&keyval);
     MPI_Barrier(rt->coll);
     return SCASH_OK;
 }

@@ -60,7 +60,9 @@ typedef struct scash_stats {
     uint64_t bytes; /* protocol bytes sent */
 } scash_stats_t;
 
-/* Collective over MPI_COMM_WORLD. Environment: SCASH_MIGRATION=0 keeps homes
+/* Collective over MPI_COMM_WORLD. scash_finalize must come before
+ * MPI_Finalize (a program that forgets it is stopped with a message inside
+ * MPI_Finalize). Environment: SCASH_MIGRATION=0 keeps homes
  * static; SCASH_HYSTERESIS=h moves a home after h intervals with the same
  * single writer (default 2); SCASH_STATS=1 prints the job's totals at
  * scash_finalize; SCASH_MAX_BYTES caps what one process may back. */

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Error cases give a clear error, never a hang: use before initialization
 # and without MPI_THREAD_MULTIPLE, an allocation larger than the job can
-# back (and mismatched or bad arguments), a process that exits early or
-# dies while the others wait in a barrier.
+# back (and mismatched or bad arguments), MPI_Finalize before
+# scash_finalize, a process that
+# exits early or dies while the others wait in a barrier.
 . "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
 
-for p in usage_errors too_big early_exit; do
+for p in usage_errors too_big early_exit no_scash_finalize; do
     scash_compile "$scash_programs/$p.c" $p || { finish; exit; }
 done
 
@@ -25,6 +26,11 @@ expect_in too-big too-big.err 'scash_alloc: the processes passed different sizes
 
 scash_run max-bytes SCASH_MAX_BYTES=8192 -- ./too_big
 expect_in max-bytes max-bytes.err 'can back at most 0.0 MiB .*SCASH_MAX_BYTES'
+
+scash_run no-finalize -- ./no_scash_finalize
+expect_no_hang no-finalize
+if [[ $status -ne 0 ]]; then pass "no-finalize: exit status $status (not 0)"; else fail "no-finalize: exit status 0"; fi
+expect_in no-finalize no-finalize.err 'scash: process [0-3] called MPI_Finalize before scash_finalize; call scash_finalize first'
 
 scash_run early-exit -- ./early_exit
 expect_no_hang early-exit
