@@ -179,6 +179,7 @@ public:
 private:
     // Connections (engine/connection.cpp).
     peer* peer_for_send(fi_addr_t dest, int& err);
+    peer* admit(const iovec* iov, std::size_t count, fi_addr_t dest, bool inject, std::size_t& len, ssize_t& err);
     peer& peer_by_address(const endpoint_address& a);
     void dial(peer& p);
     void accept_pending();

@@ -53,26 +53,44 @@ match::source_t source_of(const peer& p)
 
 // ---- sends ---------------------------------------------------------------
 
+peer* endpoint::admit(const iovec* iov, std::size_t count, fi_addr_t dest, bool inject, std::size_t& len, ssize_t& err)
+{
+    // What every send and RMA operation checks first. Bounded queues: when
+    // they are full the caller gets -FI_EAGAIN and retries after progress.
+    if (!enabled_) {
+        err = -FI_EOPBADSTATE;
+        return nullptr;
+    }
+    if (count > provider_iov_limit) {
+        err = -FI_EINVAL;
+        return nullptr;
+    }
+    if (tx_queued_ >= provider_tx_size) {
+        progress();
+        if (tx_queued_ >= provider_tx_size) {
+            err = -FI_EAGAIN;
+            return nullptr;
+        }
+    }
+    len = total_length(iov, count);
+    if (inject && len > provider_inject_size) {
+        err = -FI_EINVAL;
+        return nullptr;
+    }
+    int e = 0;
+    peer* p = peer_for_send(dest, e);
+    err = e;
+    return p;
+}
+
 ssize_t endpoint::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t tag, std::uint64_t data,
     bool has_data, bool tagged, bool inject, bool completion, void* context)
 {
-    if (!enabled_)
-        return -FI_EOPBADSTATE;
-    if (count > provider_iov_limit)
-        return -FI_EINVAL;
-    // Bounded queues: the caller retries after driving progress.
-    if (tx_queued_ >= provider_tx_size) {
-        progress();
-        if (tx_queued_ >= provider_tx_size)
-            return -FI_EAGAIN;
-    }
-    int err = 0;
-    peer* p = peer_for_send(dest, err);
+    std::size_t len = 0;
+    ssize_t err = 0;
+    peer* p = admit(iov, count, dest, inject, len, err);
     if (p == nullptr)
         return err;
-    const std::size_t len = total_length(iov, count);
-    if (inject && len > provider_inject_size)
-        return -FI_EINVAL;
     ++p->stats.tx_msgs;
     wire::frame_header h;
     h.tag = tagged ? tag : 0;
@@ -432,22 +450,11 @@ void endpoint::start_rendezvous_recv(op& o, std::uint64_t sender_op, peer& p)
 ssize_t endpoint::post_rma(op::kind k, const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t raddr,
     std::uint64_t key, bool inject, bool completion, void* context)
 {
-    if (!enabled_)
-        return -FI_EOPBADSTATE;
-    if (count > provider_iov_limit)
-        return -FI_EINVAL;
-    if (tx_queued_ >= provider_tx_size) {
-        progress();
-        if (tx_queued_ >= provider_tx_size)
-            return -FI_EAGAIN;
-    }
-    int err = 0;
-    peer* p = peer_for_send(dest, err);
+    std::size_t len = 0;
+    ssize_t err = 0;
+    peer* p = admit(iov, count, dest, inject, len, err);
     if (p == nullptr)
         return err;
-    const std::size_t len = total_length(iov, count);
-    if (inject && len > provider_inject_size)
-        return -FI_EINVAL;
     op* o = new_op();
     o->k = k;
     o->completion = completion;
