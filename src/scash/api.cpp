@@ -20,11 +20,15 @@ bool exit_hook_installed = false;
 
 std::string human(std::size_t bytes)
 {
+    static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = double(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        ++u;
+    }
     char buf[64];
-    if (bytes >= (std::size_t(1) << 30))
-        std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1u << 30));
-    else
-        std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(1u << 20));
+    std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", v, units[u]);
     return buf;
 }
 
@@ -117,6 +121,12 @@ constexpr const char* kInitHint = "call MPI_Init_thread with MPI_THREAD_MULTIPLE
 int not_initialized(const char* function)
 {
     return report(SCASH_ERR_NOT_INITIALIZED, function, std::string("called before scash_init; ") + kInitHint);
+}
+
+// For an error every process detects alike: one message, from process 0.
+int report_once(const Runtime& rt, int code, const char* function, const std::string& what)
+{
+    return rt.rank == 0 ? report(code, function, what) : code;
 }
 
 // Agreement of all processes on a local success flag.
@@ -234,23 +244,30 @@ int scash_alloc(size_t size, int dist, void** ptr)
     unsigned long long mine[2] = {size, static_cast<unsigned long long>(dist)}, lo[2], hi[2];
     MPI_Allreduce(mine, lo, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt->coll);
     MPI_Allreduce(mine, hi, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt->coll);
-    if (why.empty() && (lo[0] != hi[0] || lo[1] != hi[1]))
+    bool everywhere = false; // an error every process sees alike is printed once
+    if (why.empty() && (lo[0] != hi[0] || lo[1] != hi[1])) {
         why = "the processes passed different sizes or distributions (sizes " + std::to_string(lo[0]) + " to " +
             std::to_string(hi[0]) + "); scash_alloc is collective, call it with the same arguments everywhere";
+        everywhere = true;
+    }
     const std::size_t npages = (size + rt->page_size - 1) / rt->page_size;
     const std::size_t bytes = npages * rt->page_size;
-    if (why.empty() && (size > rt->max_bytes || rt->allocated_bytes + bytes > rt->max_bytes)) {
-        if (!all_ok(*rt, false))
-            return report(SCASH_ERR_NOMEM, "scash_alloc",
-                human(size) + " requested (" + human(rt->allocated_bytes) +
-                    " already allocated) but a process can back at most " + human(rt->max_bytes) +
-                    " (its node's memory divided among the processes there, or SCASH_MAX_BYTES): every process may "
-                    "cache the whole region; allocate less or run fewer processes per node");
+    int code = why.empty() ? SCASH_OK : SCASH_ERR_ARG;
+    if (code == SCASH_OK && (size > rt->max_bytes || rt->allocated_bytes + bytes > rt->max_bytes)) {
+        code = SCASH_ERR_NOMEM;
+        everywhere = true; // same size, limit and total on every process
+        why = human(size) + " requested (" + human(rt->allocated_bytes) +
+            " already allocated) but a process can back at most " + human(rt->max_bytes) +
+            " (its node's memory divided among the processes there, or SCASH_MAX_BYTES): every process may cache "
+            "the whole region; allocate less or run fewer processes per node";
     }
-    if (!all_ok(*rt, why.empty())) {
-        if (why.empty())
-            why = "another process passed a bad argument (see its message)";
-        return report(SCASH_ERR_ARG, "scash_alloc", why);
+    // One agreement: the worst code of all processes.
+    int worst = SCASH_OK;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, rt->coll);
+    if (worst != SCASH_OK) {
+        if (code == SCASH_OK)
+            return report_once(*rt, worst, "scash_alloc", "another process passed a bad argument (see its message)");
+        return everywhere ? report_once(*rt, code, "scash_alloc", why) : report(code, "scash_alloc", why);
     }
     Region* r = rt->regions.create(npages, rt->page_size, dist, rt->nprocs, why);
     if (!all_ok(*rt, r != nullptr)) {

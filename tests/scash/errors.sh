@@ -25,7 +25,7 @@ expect_in too-big too-big.err 'scash_alloc: .* requested .* but a process can ba
 expect_in too-big too-big.err 'scash_alloc: the processes passed different sizes'
 
 scash_run max-bytes SCASH_MAX_BYTES=8192 -- ./too_big
-expect_in max-bytes max-bytes.err 'can back at most 0.0 MiB .*SCASH_MAX_BYTES'
+expect_in max-bytes max-bytes.err 'can back at most 8.0 KiB .*SCASH_MAX_BYTES'
 
 scash_run no-finalize -- ./no_scash_finalize
 expect_no_hang no-finalize
