@@ -309,7 +309,7 @@ int scash_barrier(void)
         return not_initialized("scash_barrier");
     if (!rt->held_locks.empty())
         return report(SCASH_ERR_STATE, "scash_barrier",
-            "called while holding lock " + std::to_string(rt->held_locks.front()) + "; unlock before the barrier");
+            "called while holding lock " + std::to_string(rt->held_locks.front().id) + "; unlock before the barrier");
     return barrier(*rt);
 }
 

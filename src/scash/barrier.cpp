@@ -61,10 +61,7 @@ int barrier(Runtime& rt)
     if (!release_writes(rt, [](const Region& r, std::size_t page) { return r.homes.home(page); }))
         return report(SCASH_ERR_MPI, "scash_barrier", "sending diffs to the homes failed");
     lock_notices_reset();
-    for (GlobalPage g : rt.unlock_notices)
-        if (Region* r = rt.regions.by_id(region_of(g)))
-            r->flags[page_of(g)] &= std::uint8_t(~kNoticePending);
-    rt.unlock_notices.clear();
+    rt.release_log.clear();
     if (MPI_Barrier(rt.coll) != MPI_SUCCESS)
         return report(SCASH_ERR_MPI, "scash_barrier", "MPI_Barrier failed");
 

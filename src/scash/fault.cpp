@@ -140,7 +140,6 @@ void reserve_written_lists(Runtime& rt)
             total += r->npages;
     rt.written_interval.reserve(total);
     rt.written_release.reserve(total);
-    rt.unlock_notices.reserve(total);
 }
 
 bool install_fault_handler()

@@ -21,11 +21,16 @@ int manager(const Runtime& rt, int id)
 
 auto home_target = [](const Region& r, std::size_t page) { return r.homes.home(page); };
 
+auto find_held(Runtime& rt, int id)
+{
+    return std::find_if(rt.held_locks.begin(), rt.held_locks.end(), [id](const auto& h) { return h.id == id; });
+}
+
 } // namespace
 
 int lock_acquire(Runtime& rt, int id)
 {
-    if (std::find(rt.held_locks.begin(), rt.held_locks.end(), id) != rt.held_locks.end())
+    if (find_held(rt, id) != rt.held_locks.end())
         return report(SCASH_ERR_STATE, "scash_lock", "lock " + std::to_string(id) + " is already held by this process");
     // Releasing first leaves no twinned page, so the notices below can
     // simply drop copies.
@@ -50,33 +55,32 @@ int lock_acquire(Runtime& rt, int id)
         if (r && page_of(g) < r->npages && r->homes.home(page_of(g)) != rt.rank)
             invalidate_page(rt, *r, page_of(g));
     }
-    rt.held_locks.push_back(id);
+    rt.held_locks.push_back({id, rt.release_log.size()});
     rt.stats.lock_acquires.fetch_add(1, std::memory_order_relaxed);
     return SCASH_OK;
 }
 
 int lock_release(Runtime& rt, int id)
 {
-    auto it = std::find(rt.held_locks.begin(), rt.held_locks.end(), id);
+    auto it = find_held(rt, id);
     if (it == rt.held_locks.end())
         return report(SCASH_ERR_STATE, "scash_unlock", "lock " + std::to_string(id) + " is not held by this process");
     if (!release_writes(rt, home_target))
         return report(SCASH_ERR_MPI, "scash_unlock", "sending diffs to the homes failed");
-    std::vector<std::byte> msg(sizeof(MsgHeader) + rt.unlock_notices.size() * sizeof(GlobalPage));
-    MsgHeader h {MsgType::LockRelease, std::uint32_t(rt.unlock_notices.size()), std::uint64_t(id)};
+    const std::size_t from = it->log_from, n = rt.release_log.size() - from;
+    std::vector<std::byte> msg(sizeof(MsgHeader) + n * sizeof(GlobalPage));
+    MsgHeader h {MsgType::LockRelease, std::uint32_t(n), std::uint64_t(id)};
     std::memcpy(msg.data(), &h, sizeof h);
-    if (!rt.unlock_notices.empty())
-        std::memcpy(msg.data() + sizeof h, rt.unlock_notices.data(), rt.unlock_notices.size() * sizeof(GlobalPage));
-    for (GlobalPage g : rt.unlock_notices)
-        if (Region* r = rt.regions.by_id(region_of(g)))
-            r->flags[page_of(g)] &= std::uint8_t(~kNoticePending);
-    rt.unlock_notices.clear();
+    if (n)
+        std::memcpy(msg.data() + sizeof h, rt.release_log.data() + from, n * sizeof(GlobalPage));
     const int mgr = manager(rt, id);
     MsgHeader ack;
     if (send_bytes(rt, msg.data(), msg.size(), mgr, kTagRequest) != MPI_SUCCESS ||
         MPI_Recv(&ack, sizeof ack, MPI_BYTE, mgr, kTagReply, rt.proto, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         return report(SCASH_ERR_MPI, "scash_unlock", "releasing the lock failed");
     rt.held_locks.erase(it);
+    if (rt.held_locks.empty())
+        rt.release_log.clear();
     return SCASH_OK;
 }
 

@@ -23,7 +23,6 @@ enum class PageState : std::uint8_t { Invalid, ReadOnly, Writable };
 inline constexpr std::uint8_t kTwinned = 1; // a twin holds the copy before this interval's writes
 inline constexpr std::uint8_t kWrittenInterval = 2; // written since the last barrier (a write notice is due)
 inline constexpr std::uint8_t kWrittenRelease = 4; // written since the last release (its diff is due)
-inline constexpr std::uint8_t kNoticePending = 8; // released, but not yet announced by an unlock
 
 } // namespace hashi::scash
 #endif

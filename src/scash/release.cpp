@@ -22,10 +22,8 @@ bool release_writes(Runtime& rt, const TargetFn& target)
             continue; // freed since
         const std::size_t page = page_of(g);
         r->flags[page] &= std::uint8_t(~kWrittenRelease);
-        if (!(r->flags[page] & kNoticePending)) {
-            r->flags[page] |= kNoticePending;
-            rt.unlock_notices.push_back(g);
-        }
+        if (!rt.held_locks.empty())
+            rt.release_log.push_back(g);
         if (r->flags[page] & kTwinned) {
             const int dest = target(*r, page);
             if (dest != rt.rank) {

@@ -35,11 +35,17 @@ struct Runtime {
     // Reserved ahead so the fault handler never allocates.
     std::vector<GlobalPage> written_interval;
     std::vector<GlobalPage> written_release;
-    // Pages released since the last unlock: the write notices the next
-    // unlock hands to the lock (a lock acquire releases too, so a nested
-    // critical section's writes still reach the outer lock's notices).
-    std::vector<GlobalPage> unlock_notices;
-    std::vector<int> held_locks;
+    // Pages released while a lock is held, in order (repeats allowed). An
+    // unlock hands the lock the part logged since its acquire: that covers
+    // writes an inner lock's acquire or unlock released early, so nested
+    // critical sections announce everything to the outer lock. Cleared
+    // when no lock is held any more.
+    std::vector<GlobalPage> release_log;
+    struct HeldLock {
+        int id;
+        std::size_t log_from;
+    };
+    std::vector<HeldLock> held_locks;
 };
 
 // The runtime, or nullptr before scash_init / after scash_finalize.

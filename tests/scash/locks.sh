@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Locks: lock-protected increments from every process sum exactly (two locks
-# at once, with and without home migration); lock misuse is reported; the
-# C++ layer (scash.hpp) and the Fortran module (scash.f90) work.
+# at once, with and without home migration; nested critical sections); lock
+# misuse is reported; the C++ layer (scash.hpp) and the Fortran module
+# (scash.f90) work.
 . "$HASHI_SRCDIR/tests/scash/lib-scash.sh"
 
 scash_compile "$scash_examples/counter.c" counter || { finish; exit; }
 scash_compile "$scash_programs/lock_misuse.c" lock_misuse || { finish; exit; }
+scash_compile "$scash_programs/nested_locks.c" nested_locks || { finish; exit; }
 compile mpicxx "$scash_programs/cxx_layer.cpp" cxx_layer -lhashi-scash || { finish; exit; }
 compile mpifort "$HASHI_PREFIX/include/scash.f90" fortran "$scash_programs/fortran.f90" -lhashi-scash || { finish; exit; }
 
@@ -17,6 +19,10 @@ expect_in counter counter.out '^counter: 600 \(expected 600\), second 300 \(expe
 scash_run counter-static SCASH_MIGRATION=0 -- ./counter 50
 expect_status counter-static 0
 expect_in counter-static counter-static.out '^counter: 200 \(expected 200\).*: ok'
+
+scash_run nested -- ./nested_locks
+expect_status nested 0
+expect_in nested nested.out '^nested_locks: x0 240 y 240 x1 480 \(expected 240 240 480\): ok'
 
 scash_run lock-misuse -- ./lock_misuse
 expect_status lock-misuse 0
