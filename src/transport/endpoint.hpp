@@ -133,6 +133,11 @@ struct connection {
         std::size_t iov_count = 0;
         std::size_t remaining = 0; // bytes still to read, including discarded ones
         std::size_t discard = 0; // bytes to drop after the iov is full
+        // The destination is an address the peer chose inside a region that
+        // spans the address space (MPICH's dynamic windows register NULL,
+        // UINTPTR_MAX): copy through the kernel, which answers EFAULT for an
+        // unmapped address instead of crashing the process.
+        bool checked_copy = false;
     } sink;
 };
 

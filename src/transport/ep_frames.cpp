@@ -220,6 +220,7 @@ bool endpoint::begin_direct(connection& c, const wire::frame_header& h)
         } else {
             s.iov[0] = {r->second->base + h.b, h.length};
             s.iov_count = h.length > 0 ? 1 : 0;
+            s.checked_copy = r->second->base == nullptr;
             s.h.tag = 0;
         }
         break;

@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -487,7 +488,16 @@ bool endpoint::read_from(connection& c)
                 // Copy into the sink's iov, then drop what is to be discarded.
                 for (std::size_t i = 0; i < s.iov_count && off < n; ++i) {
                     const std::size_t m = std::min(s.iov[i].iov_len, n - off);
-                    std::memcpy(s.iov[i].iov_base, &c.rx[c.head + off], m);
+                    if (s.checked_copy) {
+                        const iovec from {&c.rx[c.head + off], m};
+                        const iovec to {s.iov[i].iov_base, m};
+                        if (::process_vm_writev(::getpid(), &from, 1, &to, 1, 0) != static_cast<ssize_t>(m)) {
+                            connection_failed(c, "RMA write to an address that is not writable memory here");
+                            return true;
+                        }
+                    } else {
+                        std::memcpy(s.iov[i].iov_base, &c.rx[c.head + off], m);
+                    }
                     s.iov[i].iov_base = static_cast<std::uint8_t*>(s.iov[i].iov_base) + m;
                     s.iov[i].iov_len -= m;
                     off += m;
