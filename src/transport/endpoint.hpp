@@ -141,6 +141,11 @@ struct connection {
     } sink;
 };
 
+// Points `out` at bytes [offset, offset + len) of the buffer described by
+// `iov`; returns the number of entries used (ep_frames.cpp).
+std::size_t slice(const iovec* iov, std::size_t count, std::size_t offset, std::size_t len,
+    std::array<iovec, provider_iov_limit>& out);
+
 class endpoint {
 public:
     endpoint(domain_obj* domain, const fi_info* info, void* context);

@@ -498,17 +498,7 @@ ssize_t endpoint::post_rma(op::kind k, const iovec* iov, std::size_t count, fi_a
         h.c = o->id;
         h.length = n;
         std::array<iovec, provider_iov_limit> part {};
-        std::size_t k2 = 0;
-        for (std::size_t i = 0, skip = off, want = n; i < o->iov_count && want > 0; ++i) {
-            if (skip >= o->iov[i].iov_len) {
-                skip -= o->iov[i].iov_len;
-                continue;
-            }
-            const std::size_t m = std::min(o->iov[i].iov_len - skip, want);
-            part[k2++] = {static_cast<std::uint8_t*>(o->iov[i].iov_base) + skip, m};
-            want -= m;
-            skip = 0;
-        }
+        const std::size_t k2 = slice(o->iov.data(), o->iov_count, off, n, part);
         queue_frame(*p, h, part.data(), k2, nullptr, nullptr);
         ++o->expected;
         off += n;

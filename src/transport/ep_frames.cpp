@@ -11,8 +11,6 @@
 
 namespace hashi::fi {
 
-namespace {
-
 // Points `out` at bytes [offset, offset + len) of the buffer described by
 // `iov`. Returns the number of entries used.
 std::size_t slice(const iovec* iov, std::size_t count, std::size_t offset, std::size_t len,
@@ -31,8 +29,6 @@ std::size_t slice(const iovec* iov, std::size_t count, std::size_t offset, std::
     }
     return n;
 }
-
-} // namespace
 
 void endpoint::queue_frame(peer& p, const wire::frame_header& h0, const iovec* iov, std::size_t iov_count,
     std::unique_ptr<std::uint8_t[]> owned, op* done)
