@@ -206,7 +206,7 @@ int endpoint::enable()
         cluster ? env_unsigned("FI_HASHI_EAGER_SIZE", 32768, wire::max_eager_payload, 10, err) : std::nullopt;
     const auto chunk =
         eager ? env_unsigned("FI_HASHI_CHUNK_SIZE", 1 << 20, wire::max_chunk_payload, 10, err) : std::nullopt;
-    const auto ip = chunk ? choose_local_ipv4(err) : std::nullopt;
+    const auto ip = chunk && pacing_.init(err) ? choose_local_ipv4(err) : std::nullopt;
     if (!ip) {
         log_error("cannot enable the endpoint: %s", err.c_str());
         return -FI_EINVAL;

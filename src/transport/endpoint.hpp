@@ -13,6 +13,7 @@
 #pragma once
 
 #include "transport/address.hpp"
+#include "transport/engine/wan_pacing.hpp"
 #include "transport/info.hpp"
 #include "transport/match/match_engine.hpp"
 #include "transport/objects.hpp"
@@ -125,6 +126,7 @@ struct connection {
     bool want_write = false; // EPOLLOUT armed
     bool bye_received = false;
     bool eof = false;
+    std::uint64_t pacing_generation = 0; // the WAN share last applied (wan_pacing)
     // A payload being read straight into memory (rendezvous data, RMA).
     struct direct_sink {
         bool active = false;
@@ -284,6 +286,7 @@ private:
     std::size_t tx_queued_ = 0; // items in all send queues
     std::size_t eager_limit_;
     std::size_t chunk_size_;
+    wan_pacing pacing_;
     bool closing_ = false;
 };
 

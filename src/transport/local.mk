@@ -26,6 +26,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/stats.cpp \
 	src/transport/engine/connection.cpp \
 	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \
+	src/transport/engine/wan_pacing.cpp src/transport/engine/wan_pacing.hpp src/coll/wan_share_abi.h \
 	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
 	src/transport/match/match_backend.hpp \
 	src/transport/match/match_engine.cpp src/transport/match/match_engine.hpp

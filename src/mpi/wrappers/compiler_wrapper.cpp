@@ -40,8 +40,11 @@ int main(int argc, char** argv)
         return 2;
     }
     auto paths = hashi::install_paths();
-    // Hashi's own libraries that go ahead of libmpi; none yet.
-    const std::vector<std::string> hashi_libs;
+    // Hashi's own libraries that go ahead of libmpi. libhashi-coll defines
+    // MPI_Bcast, MPI_Allreduce, ... and must come first in the program's
+    // symbol lookup, also for libmpifort's calls, which the program does not
+    // make itself: so it is kept even under --as-needed.
+    const std::vector<std::string> hashi_libs {"-Wl,--push-state,--no-as-needed", "-lhashi-coll", "-Wl,--pop-state"};
     auto cmd = command(req, paths.prefix, hashi_libs);
     if (req.show) {
         std::cout << show(cmd) << std::endl;

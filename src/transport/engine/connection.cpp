@@ -404,6 +404,8 @@ bool endpoint::flush(peer& p)
     if (c == nullptr || c->st != connection::state::open)
         return false;
     bool moved = false;
+    if (pacing_.enabled() && p.addr.cluster_id != self_addr_.cluster_id)
+        pacing_.apply(c->fd, c->pacing_generation);
     while (!p.txq.empty()) {
         // Gather as many queued frames as fit in one sendmsg.
         iovec iov[64];

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "collective.hpp"
+
+#include <array>
+
+namespace hashi::coll {
+
+namespace {
+constexpr std::array<std::string_view, kCollectives> names {"bcast", "reduce", "allreduce", "allgather", "allgatherv",
+    "alltoall", "alltoallv", "barrier", "reduce_scatter_block"};
+constexpr std::array<std::string_view, kCollectives> env_names {"BCAST", "REDUCE", "ALLREDUCE", "ALLGATHER",
+    "ALLGATHERV", "ALLTOALL", "ALLTOALLV", "BARRIER", "REDUCE_SCATTER_BLOCK"};
+
+constexpr std::array<std::string_view, 2> bcast_algos {"leader", "matsuda"};
+constexpr std::array<std::string_view, 6> allreduce_algos {
+    "leader", "matsuda", "lr_lr", "lr_rab", "lr_lr_pipe", "ring"};
+constexpr std::array<std::string_view, 1> hier_only {"hier"};
+} // namespace
+
+std::string_view name_of(Collective c)
+{
+    return names[static_cast<std::size_t>(c)];
+}
+std::string_view env_suffix_of(Collective c)
+{
+    return env_names[static_cast<std::size_t>(c)];
+}
+
+std::span<const std::string_view> algorithms_of(Collective c)
+{
+    switch (c) {
+    case Collective::bcast:
+        return bcast_algos;
+    case Collective::allreduce:
+        return allreduce_algos;
+    default:
+        return hier_only;
+    }
+}
+
+} // namespace hashi::coll

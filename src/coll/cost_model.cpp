@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hashi::coll {
+
+namespace {
+
+double log2ceil(int n)
+{
+    return n <= 1 ? 0 : std::ceil(std::log2(static_cast<double>(n)));
+}
+bool is_pof2(int n)
+{
+    return n > 0 && (n & (n - 1)) == 0;
+}
+
+// Model inputs in the brief's notation.
+struct M {
+    double P, S, q, L; // ranks, clusters, ranks of the largest cluster, lanes
+    double al, Bn; // local latency, node rate
+    double Lw, B1, Bw; // WAN one-way latency, one flow's rate, bottleneck
+    double g; // seconds per reduced byte
+    const LinkParams* p;
+    double R(double k, bool paced = true) const { return p->wan_rate_of(static_cast<int>(k), paced); }
+    double flow() const { return std::min(Bn, B1); } // a single flow that crosses the WAN
+};
+
+// ---- building blocks inside one cluster of q ranks ----------------------
+double bcast_local(const M& m, double n)
+{
+    if (m.q <= 1)
+        return 0;
+    if (n <= 12288)
+        return log2ceil(static_cast<int>(m.q)) * (m.al + n / m.Bn);
+    return (log2ceil(static_cast<int>(m.q)) + m.q - 1) * m.al + 2 * (m.q - 1) / m.q * n / m.Bn;
+}
+double reduce_local(const M& m, double n)
+{
+    if (m.q <= 1)
+        return 0;
+    if (n <= 2048)
+        return log2ceil(static_cast<int>(m.q)) * (m.al + n / m.Bn + n * m.g);
+    return 2 * log2ceil(static_cast<int>(m.q)) * m.al + 2 * (m.q - 1) / m.q * n / m.Bn + n * m.g;
+}
+double allgather_local(const M& m, double n)
+{
+    return m.q <= 1 ? 0 : (m.q - 1) * (m.al + n / m.q / m.Bn);
+}
+
+// ---- MPICH's defaults, flat over all ranks (generic.json selection) -----
+double mpich_bcast(const M& m, double n)
+{
+    const int P = static_cast<int>(m.P);
+    if (P < 8 || n <= 12288) // binomial: log P rounds of n, one of them across the WAN
+        return log2ceil(P) * (m.al + n / m.Bn) + m.Lw + n / m.flow() - n / m.Bn;
+    const double scatter = log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bn + m.Lw;
+    if (is_pof2(P) && n <= 524288) // recursive doubling: the last round crosses with q pairs of n/2
+        return scatter + log2ceil(P) * m.al + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+    // ring: every one of the P-1 steps waits for the slowest (WAN) edge
+    return scatter + (m.P - 1) * (m.Lw + n / m.P / m.flow());
+}
+double mpich_allreduce(const M& m, double n, int count, bool user_op)
+{
+    const int P = static_cast<int>(m.P);
+    int pof2 = 1;
+    while (pof2 * 2 <= P)
+        pof2 *= 2;
+    if (n <= 8 || user_op || count < pof2) // recursive doubling
+        return log2ceil(P) * (m.al + n / m.Bn + n * m.g) + m.Lw + m.q * n / m.R(m.q, false);
+    // Rabenseifner: the last halving and first doubling steps cross
+    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bn + n * m.g + 2 * (m.Lw + (n / 2) / m.R(m.q, false));
+}
+double mpich_reduce(const M& m, double n)
+{
+    const int P = static_cast<int>(m.P);
+    if (n <= 2048)
+        return log2ceil(P) * (m.al + n / m.Bn + n * m.g) + m.Lw;
+    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bn + n * m.g + 2 * m.Lw + (n / 2) / m.R(m.q, false);
+}
+double mpich_allgather(const M& m, double n) // n: the whole result
+{
+    const int P = static_cast<int>(m.P);
+    if (is_pof2(P) && n < 524288)
+        return log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bn + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+    if (!is_pof2(P) && n < 81920)
+        return log2ceil(P) * (m.Lw + n / 2 / m.Bn);
+    return (m.P - 1) * (m.Lw + n / m.P / m.flow());
+}
+double mpich_alltoall(const M& m, double per_pair)
+{
+    const int P = static_cast<int>(m.P);
+    if (per_pair <= 256 && P >= 8) // Bruck
+        return log2ceil(P) * (m.Lw + (m.P / 2) * per_pair / m.Bn);
+    const double cross = m.q * m.q * per_pair * (m.S - 1) / m.R(m.q, false);
+    if (per_pair <= 32768) // scattered, 32 at a time
+        return std::ceil((m.P - 1) / 32) * m.Lw + cross + (m.P - 1) * per_pair / m.Bn;
+    return m.q * (m.S - 1) * m.Lw + cross + (m.P - 1) * (m.al + per_pair / m.Bn); // pairwise
+}
+double mpich_barrier(const M& m)
+{
+    return log2ceil(static_cast<int>(m.P)) * (m.Lw + m.al);
+}
+
+} // namespace
+
+std::size_t segment_size(double bytes, int lanes, const LinkParams& p)
+{
+    // G ~ sqrt(bandwidth time outside the slowest stage / per-segment
+    // latency), with three stages (local, WAN, local) of similar volume.
+    const double per_lane = bytes / std::max(lanes, 1);
+    const double stage = per_lane / p.node_rate;
+    const double alpha = 2 * p.local_latency + p.wan_latency;
+    double g = std::sqrt(std::max(2 * stage, 0.0) / std::max(alpha, 1e-9));
+    g = std::clamp(g, 1.0, 4096.0);
+    const double seg = std::clamp(per_lane / g, 64.0 * 1024, 4.0 * 1024 * 1024);
+    return static_cast<std::size_t>(seg);
+}
+
+std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierarchy& h, const LinkParams& p, int lanes)
+{
+    M m {static_cast<double>(h.size), static_cast<double>(h.nclusters), static_cast<double>(h.max_cluster_size),
+        static_cast<double>(std::max(lanes, 1)), p.local_latency, p.node_rate, p.wan_latency, p.wan_flow_rate,
+        p.wan_rate, 1 / p.reduce_rate, &p};
+    const double n = call.bytes, S = m.S, q = m.q, L = m.L;
+    // Pipelined schedules: the busiest NIC's bytes, once, plus the fill of
+    // a few segments and the latencies of the stages.
+    const double seg = static_cast<double>(segment_size(n, lanes, p));
+    // A segment passes three stages (to its lane, over the WAN, to the
+    // cluster's other ranks, one message each), so the pipeline costs the
+    // latency of each stage once and the fill of three segments.
+    const double fill = 3 * std::min(seg, n / L) / m.Bn + (q + 1) * m.al + m.Lw;
+    std::vector<Estimate> e;
+    switch (c) {
+    case Collective::bcast: {
+        e.push_back({"mpich", mpich_bcast(m, n)});
+        e.push_back({"leader", m.Lw + (S - 1) * n / m.flow() + bcast_local(m, n)});
+        // Every NIC carries about n once: the root sends each piece once,
+        // lanes forward theirs locally and over the WAN.
+        e.push_back({"matsuda", std::max(n / m.Bn, (S - 1) * n / m.R(L)) + fill});
+        break;
+    }
+    case Collective::allreduce: {
+        e.push_back({"mpich", mpich_allreduce(m, n, call.count, call.user_op)});
+        e.push_back({"leader",
+            reduce_local(m, n) + 2 * m.Lw * log2ceil(static_cast<int>(S)) + n / m.flow() + bcast_local(m, n)});
+        const double rs_ag = 2 * (q - 1) * (m.al + n / q / m.Bn) + n * m.g;
+        e.push_back({"matsuda",
+            std::max((2 * (q - 1) + (S - 1)) / q * n / m.Bn, (S - 1) * n / m.R(L)) + n / q * m.g * S + fill});
+        const double wan_piece = n / L;
+        e.push_back({"lr_lr", rs_ag + 2 * (S - 1) * (m.Lw + wan_piece / S / m.flow())});
+        e.push_back(
+            {"lr_rab", rs_ag + 2 * log2ceil(static_cast<int>(S)) * m.Lw + 2 * (S - 1) / S * wan_piece / m.flow()});
+        e.push_back(
+            {"lr_lr_pipe", std::max(rs_ag, 2 * (S - 1) * wan_piece / S / m.flow()) + 2 * (S - 1) * m.Lw + fill});
+        e.push_back({"ring", 2 * (m.P - 1) * (m.Lw + n / m.P / m.flow()) + n * m.g});
+        break;
+    }
+    case Collective::reduce:
+        e.push_back({"mpich", mpich_reduce(m, n)});
+        e.push_back({"hier",
+            (q - 1) * (m.al + n / q / m.Bn) + n * m.g + m.Lw + (S - 1) * n / m.R(L) +
+                log2ceil(static_cast<int>(q)) * m.al + (q - 1) / q * n / m.Bn});
+        break;
+    case Collective::reduce_scatter_block:
+        e.push_back({"mpich",
+            log2ceil(static_cast<int>(m.P)) * (m.al + m.Lw) + (m.P - 1) / m.P * n / m.Bn + (n / 2) / m.R(m.q, false) +
+                n * m.g});
+        e.push_back({"hier", (q - 1) * (m.al + n / q / m.Bn) + n * m.g + m.Lw + (S - 1) * n / S / m.R(L)});
+        break;
+    case Collective::allgather:
+    case Collective::allgatherv:
+        e.push_back({"mpich", mpich_allgather(m, n)});
+        e.push_back({"hier",
+            allgather_local(m, n / S) + (S - 1) * (m.Lw + (n / S) / m.R(L)) + allgather_local(m, n * (S - 1) / S)});
+        break;
+    case Collective::alltoall:
+    case Collective::alltoallv: {
+        const double per_pair = n / std::max(m.P, 1.0);
+        e.push_back({"mpich", mpich_alltoall(m, per_pair)});
+        e.push_back({"hier", 2 * allgather_local(m, q * per_pair * q) + m.Lw + q * q * per_pair * (S - 1) / m.R(L)});
+        break;
+    }
+    case Collective::barrier:
+        e.push_back({"mpich", mpich_barrier(m)});
+        e.push_back({"hier", 4 * log2ceil(static_cast<int>(q)) * m.al + log2ceil(static_cast<int>(S)) * m.Lw});
+        break;
+    }
+    return e;
+}
+
+} // namespace hashi::coll

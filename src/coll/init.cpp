@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// MPI_Init, MPI_Init_thread and MPI_Finalize: read the settings, find out
+// whether the job spans several clusters, and if so obtain the link
+// parameters (file or probe) once for the whole job.
+#include "hierarchy.hpp"
+#include "link_params.hpp"
+#include "runtime.hpp"
+#include "settings.hpp"
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdio>
+#include <exception>
+
+namespace hashi::coll {
+
+namespace {
+std::atomic<bool> is_active {false};
+
+[[noreturn]] void fail(const char* what)
+{
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "hashi-coll: error on rank %d: %s\n", rank, what);
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+}
+
+void after_init()
+{
+    Settings s;
+    try {
+        s = read_settings();
+    } catch (const std::exception& e) {
+        fail(e.what());
+    }
+    set_settings(s);
+    if (!s.enabled)
+        return;
+    // Building the world's hierarchy tells every rank how many clusters the
+    // job spans; single-cluster jobs then pass everything to MPICH.
+    const Hierarchy* world = hierarchy_of(MPI_COMM_WORLD);
+    if (world == nullptr)
+        return;
+    if (world->nclusters == 1 && !s.any_forced()) {
+        forget_hierarchy(MPI_COMM_WORLD);
+        return;
+    }
+    LinkParams p;
+    try {
+        if (!s.params_file.empty())
+            p = read_link_params(s.params_file, p);
+        else if (s.probe != "off")
+            p = probe_link_params(*world, p);
+        if (!s.params_save.empty() && world->rank == 0)
+            write_link_params(s.params_save, p);
+    } catch (const std::exception& e) {
+        fail(e.what());
+    }
+    set_link_params(p);
+    is_active = true;
+}
+} // namespace
+
+bool active()
+{
+    return is_active.load(std::memory_order_relaxed);
+}
+
+} // namespace hashi::coll
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv)
+{
+    const int err = PMPI_Init(argc, argv);
+    if (err == MPI_SUCCESS)
+        hashi::coll::after_init();
+    return err;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
+{
+    const int err = PMPI_Init_thread(argc, argv, required, provided);
+    if (err == MPI_SUCCESS)
+        hashi::coll::after_init();
+    return err;
+}
+
+int MPI_Finalize(void)
+{
+    if (hashi::coll::is_active.exchange(false)) {
+        // Our sub-communicators of the predefined communicators must go
+        // before MPICH dismantles those.
+        hashi::coll::forget_hierarchy(MPI_COMM_WORLD);
+        hashi::coll::forget_hierarchy(MPI_COMM_SELF);
+    }
+    return PMPI_Finalize();
+}
+
+} // extern "C"

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The start-up probe: a few ping-pongs and timed transfers between lanes of
+// the first two clusters, measuring what the cost model needs. It runs once
+// per job, at MPI_Init, only when the job spans several clusters and no
+// parameter file is given (HASHI_COLL_PARAMS); HASHI_COLL_PROBE=off skips
+// it. Rank lanes[0][0] collects the figures and broadcasts them, so every
+// rank selects from the same numbers and therefore picks the same
+// algorithm.
+#include "link_params.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace hashi::coll {
+
+namespace {
+
+constexpr int kTag = 0x4853; // on the world hierarchy's private communicator
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Round trips of `bytes` out and 1 byte back between a and b; returns the
+// times seen at a (empty elsewhere).
+std::vector<double> ping(const Hierarchy& h, int a, int b, int bytes, int rounds, std::vector<char>& buf)
+{
+    std::vector<double> times;
+    if (h.rank != a && h.rank != b)
+        return times;
+    for (int i = 0; i < rounds; ++i) {
+        if (h.rank == a) {
+            const double t0 = PMPI_Wtime();
+            PMPI_Send(buf.data(), bytes, MPI_BYTE, b, kTag, h.comm);
+            PMPI_Recv(buf.data(), 1, MPI_BYTE, b, kTag, h.comm, MPI_STATUS_IGNORE);
+            times.push_back(PMPI_Wtime() - t0);
+        } else {
+            PMPI_Recv(buf.data(), bytes, MPI_BYTE, a, kTag, h.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), 1, MPI_BYTE, a, kTag, h.comm);
+        }
+    }
+    return times;
+}
+
+} // namespace
+
+LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
+{
+    if (h.nclusters < 2)
+        return p;
+    const int a = h.lanes[0][0], b = h.lanes[1][0];
+    const int lanes = std::min({h.cluster_size(0), h.cluster_size(1), 8});
+    constexpr int kBulk = 1 << 20;
+    std::vector<char> buf(kBulk, 0);
+    PMPI_Barrier(h.comm);
+
+    // Inside a cluster: between the first two lanes (different nodes when
+    // the cluster has several) of whichever of the two clusters has them.
+    const int lc = h.cluster_size(0) >= 2 ? 0 : (h.cluster_size(1) >= 2 ? 1 : -1);
+    double local_latency = p.local_latency, node_rate = p.node_rate;
+    if (lc >= 0) {
+        const int x = h.lanes[lc][0], y = h.lanes[lc][1];
+        auto small = ping(h, x, y, 1, 20, buf);
+        ping(h, x, y, kBulk, 1, buf); // warm-up: connection and TCP window
+        auto bulk = ping(h, x, y, kBulk, 3, buf);
+        if (h.rank == x) {
+            local_latency = median(small) / 2;
+            node_rate = kBulk / std::max(*std::min_element(bulk.begin(), bulk.end()) - 2 * local_latency, 1e-9);
+        }
+        PMPI_Bcast(&local_latency, 1, MPI_DOUBLE, x, h.comm);
+        PMPI_Bcast(&node_rate, 1, MPI_DOUBLE, x, h.comm);
+    }
+    PMPI_Barrier(h.comm);
+
+    // Across the WAN: latency, one flow, then `lanes` flows at once.
+    auto small = ping(h, a, b, 1, 5, buf);
+    double wan_latency = h.rank == a ? median(small) / 2 : 0;
+    ping(h, a, b, kBulk, 1, buf);
+    auto one = ping(h, a, b, kBulk, 2, buf);
+    double flow_rate = 0;
+    if (h.rank == a)
+        flow_rate = kBulk / std::max(*std::min_element(one.begin(), one.end()) - 2 * wan_latency, 1e-9);
+    PMPI_Bcast(&wan_latency, 1, MPI_DOUBLE, a, h.comm);
+    PMPI_Barrier(h.comm);
+    double elapsed = 0;
+    {
+        const bool sender = h.my_cluster == 0 && h.my_lane < lanes;
+        const bool receiver = h.my_cluster == 1 && h.my_lane < lanes;
+        const double t0 = PMPI_Wtime();
+        if (sender) {
+            const int peer = h.lanes[1][h.my_lane];
+            PMPI_Send(buf.data(), kBulk, MPI_BYTE, peer, kTag, h.comm);
+            PMPI_Recv(buf.data(), 1, MPI_BYTE, peer, kTag, h.comm, MPI_STATUS_IGNORE);
+            elapsed = PMPI_Wtime() - t0 - 2 * wan_latency;
+        } else if (receiver) {
+            const int peer = h.lanes[0][h.my_lane];
+            PMPI_Recv(buf.data(), kBulk, MPI_BYTE, peer, kTag, h.comm, MPI_STATUS_IGNORE);
+            PMPI_Send(buf.data(), 1, MPI_BYTE, peer, kTag, h.comm);
+        }
+    }
+    double slowest = 0;
+    PMPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, a, h.comm);
+
+    // A core's reduction rate, for the gamma term.
+    double reduce_rate = p.reduce_rate;
+    if (h.rank == a) {
+        std::vector<double> x(kBulk / sizeof(double), 1.0), y(x.size(), 2.0);
+        const double t0 = PMPI_Wtime();
+        PMPI_Reduce_local(x.data(), y.data(), static_cast<int>(x.size()), MPI_DOUBLE, MPI_SUM);
+        reduce_rate = kBulk / std::max(PMPI_Wtime() - t0, 1e-9);
+    }
+
+    std::array<double, 6> out {local_latency, node_rate, wan_latency, flow_rate, 0, reduce_rate};
+    if (h.rank == a) {
+        const double aggregate = static_cast<double>(lanes) * kBulk / std::max(slowest, 1e-9);
+        // If `lanes` flows got (nearly) `lanes` times one flow, the WAN did
+        // not saturate: its rate is at least what we saw, and we cannot see
+        // more without more nodes, so the cap stays at least `lanes`.
+        out[4] = aggregate >= 0.8 * lanes * flow_rate ? std::max(aggregate, lanes * flow_rate) : aggregate;
+    }
+    PMPI_Bcast(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, a, h.comm);
+    p.local_latency = out[0];
+    p.node_rate = out[1];
+    p.wan_latency = out[2];
+    p.wan_flow_rate = out[3];
+    p.wan_rate = out[4];
+    p.reduce_rate = out[5];
+    p.source = "probe at start-up";
+    return p;
+}
+
+} // namespace hashi::coll

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The cost model ranks candidates the way the physics of the setting
+// says: these are properties of the formulas (no timing is measured).
+#include "cost_model.hpp"
+#include "datatype.hpp"
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <vector>
+
+using namespace hashi::coll;
+
+namespace {
+// The benchmark setting: 2 clusters x 4 nodes, one rank per node, 100
+// Mbit/s nodes, 1 Gbit/s WAN, 10 ms one way.
+Hierarchy two_by_four()
+{
+    Hierarchy h;
+    h.rank = 0;
+    h.size = 8;
+    h.nclusters = 2;
+    h.cluster_of = {0, 0, 0, 0, 1, 1, 1, 1};
+    derive_layout(h, {0, 1, 2, 3, 4, 5, 6, 7});
+    return h;
+}
+LinkParams testbed()
+{
+    LinkParams p;
+    p.local_latency = 100e-6;
+    p.node_rate = 12.5e6;
+    p.wan_flow_rate = 12.5e6;
+    p.wan_rate = 125e6;
+    p.wan_latency = 10e-3;
+    return p;
+}
+std::string best(Collective c, double bytes, int count = 1 << 20)
+{
+    auto e = estimate(c, CallShape {bytes, count, false}, two_by_four(), testbed(), 4);
+    return std::string(
+        std::min_element(e.begin(), e.end(), [](auto& a, auto& b) { return a.seconds < b.seconds; })->algorithm);
+}
+double cost(Collective c, const std::string& algo, double bytes, int count = 1 << 20)
+{
+    for (auto& x : estimate(c, CallShape {bytes, count, false}, two_by_four(), testbed(), 4))
+        if (x.algorithm == algo)
+            return x.seconds;
+    BOOST_FAIL("no estimate for " + algo);
+    return 0;
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_collective_has_mpich_and_ours_as_candidates)
+{
+    for (std::size_t i = 0; i < kCollectives; ++i) {
+        const auto c = static_cast<Collective>(i);
+        auto e = estimate(c, CallShape {1 << 20, 1 << 18, false}, two_by_four(), testbed(), 4);
+        BOOST_TEST(e.size() == algorithms_of(c).size() + 1);
+        for (auto& x : e)
+            BOOST_TEST(x.seconds > 0);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(large_messages_go_to_the_multi_lane_algorithms)
+{
+    const double n = 32.0 * 1024 * 1024;
+    BOOST_TEST(best(Collective::bcast, n) == "matsuda");
+    const std::string ar = best(Collective::allreduce, n, 1 << 22);
+    BOOST_TEST((ar != "mpich" && ar != "ring" && ar != "leader"), ar);
+    BOOST_TEST(best(Collective::allgather, n) == "hier");
+    // A flat ring pays the WAN latency on every one of its 2(P-1) steps.
+    BOOST_TEST(cost(Collective::allreduce, "lr_lr", n) < cost(Collective::allreduce, "ring", n));
+}
+
+BOOST_AUTO_TEST_CASE(latency_bound_calls_avoid_repeated_wan_rounds)
+{
+    // Dissemination pays log2(8) = 3 WAN latencies, the hierarchy one.
+    BOOST_TEST(best(Collective::barrier, 0) == "hier");
+    BOOST_TEST(cost(Collective::barrier, "hier", 0) < cost(Collective::barrier, "mpich", 0) / 2);
+    // Short broadcasts: one WAN crossing either way, so no multi-lane pipeline.
+    BOOST_TEST(best(Collective::bcast, 64) != "matsuda");
+}
+
+BOOST_AUTO_TEST_CASE(segments_stay_within_bounds)
+{
+    const LinkParams p = testbed();
+    for (double n : {0.0, 1.0, 4096.0, 1e6, 32e6, 1e9}) {
+        const auto s = segment_size(n, 4, p);
+        BOOST_TEST(s >= 64u * 1024);
+        BOOST_TEST(s <= 4u * 1024 * 1024);
+    }
+}
+
+BOOST_AUTO_TEST_CASE(pieces_cover_the_count_exactly)
+{
+    for (int count : {0, 1, 7, 31, 1021})
+        for (int parts : {1, 2, 3, 8, 40}) {
+            int next = 0;
+            for (int i = 0; i < parts; ++i) {
+                auto [b, e] = piece(count, parts, i);
+                BOOST_TEST(b == next);
+                BOOST_TEST(e >= b);
+                BOOST_TEST(e - b <= count / parts + 1);
+                next = e;
+            }
+            BOOST_TEST(next == count);
+        }
+}
