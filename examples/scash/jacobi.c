@@ -6,7 +6,8 @@
  * a barrier, then the grids swap roles. The top edge is held at 1, the
  * others at 0.
  *
- *   jacobi [-n N] [-i ITERS] [-d block|cyclic|first] [-S] [-c] [-q]
+ *   jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q]
+ *     -d   initial homes (default block); hand: each band's home at its owner
  *     -S   static homes (no migration)
  *     -c   check the result bit for bit against a sequential run on process 0
  */
@@ -42,7 +43,7 @@ static void sweep(double* dst, const double* src, int lo, int hi)
 
 int main(int argc, char** argv)
 {
-    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_BLOCK;
+    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_BLOCK, hand = 0;
     const char* dist_name = "block";
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     for (int i = 1; i < argc; ++i) {
@@ -52,6 +53,7 @@ int main(int argc, char** argv)
             iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
             dist_name = argv[++i];
+            hand = !strcmp(dist_name, "hand");
             dist = !strcmp(dist_name, "cyclic") ? SCASH_CYCLIC
                 : !strcmp(dist_name, "first")   ? SCASH_FIRST_TOUCH
                                                 : SCASH_BLOCK;
@@ -62,7 +64,7 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[i], "-q"))
             quiet = 1;
         else {
-            fprintf(stderr, "usage: jacobi [-n N] [-i ITERS] [-d block|cyclic|first] [-S] [-c] [-q]\n");
+            fprintf(stderr, "usage: jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -80,6 +82,15 @@ int main(int argc, char** argv)
         scash_alloc(cells * sizeof(double), dist, (void**)&b) != SCASH_OK)
         MPI_Abort(MPI_COMM_WORLD, 1);
     const int lo = (int)((long)n * me / np), hi = (int)((long)n * (me + 1) / np);
+    for (int p = 0; hand && p < np; ++p) {
+        /* Process p's band of rows in both grids, homed at p. */
+        const int plo = (int)((long)n * p / np), phi = (int)((long)n * (p + 1) / np);
+        const size_t bytes = (size_t)(phi - plo) * n * sizeof(double);
+        if (bytes &&
+            (scash_set_home(a + (size_t)plo * n, bytes, p) != SCASH_OK ||
+                scash_set_home(b + (size_t)plo * n, bytes, p) != SCASH_OK))
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (me == 0) {
         init(a);
         init(b);

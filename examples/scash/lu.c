@@ -4,9 +4,14 @@
  *
  * The matrix is cut into B x B blocks, each stored contiguously
  * (column-major inside the block). Block (I,J) belongs to one process by a
- * 2-D scatter over a rows x cols process grid, and all blocks of a process
- * sit together in the shared region, so a page holds blocks of one owner
- * only: with the home of a page at its owner, no diff is ever sent.
+ * 2-D scatter over a rows x cols process grid. As in SPLASH-2's LU, each
+ * process's blocks are allocated together, one shared region per process
+ * (-l owner, the default): with block or cyclic homes those regions are
+ * spread over all processes, so most of an owner's pages start with a
+ * remote home; placing each region's home at its owner by hand (-d hand)
+ * is the optimum, which dynamic homes should find by themselves. -l one
+ * puts all blocks, grouped by owner, in one region instead: then static
+ * block homes are already the owners' (with P dividing the pages evenly).
  *
  * Step K of the factorization:
  *   1. the owner of (K,K) factors it (L and U in place);       barrier
@@ -16,8 +21,9 @@
  * Step 3 of K and step 1 of K+1 need no barrier between them: (K+1,K+1)
  * is updated and then factored by the same process.
  *
- *   lu [-n N] [-b B] [-d block|cyclic|first] [-S] [-c] [-q]
- *     -d   initial home distribution (default cyclic)
+ *   lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q]
+ *     -d   initial homes (default cyclic); hand: each block's home at its owner
+ *     -l   layout: one region per owner (default), or one region for all
  *     -S   static homes (no migration)
  *     -c   check the result bit for bit against a sequential run on process 0
  */
@@ -30,7 +36,6 @@
 #include <string.h>
 
 static int n = 256, bs = 16, nb, grid_rows, grid_cols;
-static size_t* block_offset; /* in doubles, from the start of the region */
 
 static int owner(int I, int J)
 {
@@ -86,10 +91,11 @@ static void bmod(double* c, const double* a, const double* b)
         }
 }
 
-#define BLK(m, I, J) ((m) + block_offset[(I) + (size_t)(J)*nb])
+/* The block table: block (I,J) starts at m[I + J * nb]. */
+#define BLK(m, I, J) ((m)[(I) + (size_t)(J)*nb])
 
 /* One process's part of the factorization; sync() separates the phases. */
-static void factor(double* m, int me, int (*sync)(void))
+static void factor(double** m, int me, int (*sync)(void))
 {
     for (int K = 0; K < nb; ++K) {
         if (owner(K, K) == me)
@@ -114,7 +120,7 @@ static int no_sync(void)
     return 0;
 }
 
-static void fill(double* m, int me)
+static void fill(double** m, int me)
 {
     for (int J = 0; J < nb; ++J)
         for (int I = 0; I < nb; ++I)
@@ -128,7 +134,7 @@ static void fill(double* m, int me)
 
 int main(int argc, char** argv)
 {
-    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC;
+    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC, hand = 0, one_region = 0;
     const char* dist_name = "cyclic";
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     for (int i = 1; i < argc; ++i) {
@@ -138,17 +144,20 @@ int main(int argc, char** argv)
             bs = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
             dist_name = argv[++i];
+            hand = !strcmp(dist_name, "hand");
             dist = !strcmp(dist_name, "block") ? SCASH_BLOCK
                 : !strcmp(dist_name, "first")  ? SCASH_FIRST_TOUCH
                                                : SCASH_CYCLIC;
-        } else if (!strcmp(argv[i], "-S"))
+        } else if (!strcmp(argv[i], "-l") && i + 1 < argc)
+            one_region = !strcmp(argv[++i], "one");
+        else if (!strcmp(argv[i], "-S"))
             migrate = 0;
         else if (!strcmp(argv[i], "-c"))
             check = 1;
         else if (!strcmp(argv[i], "-q"))
             quiet = 1;
         else {
-            fprintf(stderr, "usage: lu [-n N] [-b B] [-d block|cyclic|first] [-S] [-c] [-q]\n");
+            fprintf(stderr, "usage: lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -167,22 +176,39 @@ int main(int argc, char** argv)
         --grid_rows;
     grid_cols = np / grid_rows;
 
-    /* Blocks grouped by owner, each owner's group starting on a page. */
+    /* Each owner's blocks together, in column order, each group starting
+     * on a page; one region per owner, or all groups in one region. */
     const size_t page_doubles = 4096 / sizeof(double), block_doubles = (size_t)bs * bs;
-    block_offset = malloc(sizeof(size_t) * nb * nb);
-    size_t total = 0;
+    double** m = malloc(sizeof(double*) * nb * nb);
+    size_t* offset = malloc(sizeof(size_t) * nb * nb); /* in doubles, from the start of the owner's group */
+    size_t* group = calloc((size_t)np + 1, sizeof(size_t)); /* owner p's group: [group[p], group[p + 1]) */
     for (int p = 0; p < np; ++p) {
+        size_t used = 0;
         for (int J = 0; J < nb; ++J)
             for (int I = 0; I < nb; ++I)
                 if (owner(I, J) == p) {
-                    block_offset[I + (size_t)J * nb] = total;
-                    total += block_doubles;
+                    offset[I + (size_t)J * nb] = used;
+                    used += block_doubles;
                 }
-        total = (total + page_doubles - 1) / page_doubles * page_doubles;
+        used = (used + page_doubles - 1) / page_doubles * page_doubles;
+        group[p + 1] = group[p] + (used ? used : page_doubles);
     }
-    double* m;
-    if (scash_alloc(total * sizeof(double), dist, (void**)&m) != SCASH_OK)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    const size_t total = group[np];
+    double** region = calloc((size_t)np, sizeof(double*)); /* owner p's group starts at region[p] */
+    for (int p = 0; p < np; ++p) {
+        const size_t bytes = (group[p + 1] - group[p]) * sizeof(double);
+        if (one_region) {
+            if (p == 0 && scash_alloc(total * sizeof(double), dist, (void**)&region[0]) != SCASH_OK)
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            region[p] = region[0] + group[p];
+        } else if (scash_alloc(bytes, dist, (void**)&region[p]) != SCASH_OK)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        if (hand && scash_set_home(region[p], bytes, p) != SCASH_OK)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int J = 0; J < nb; ++J)
+        for (int I = 0; I < nb; ++I)
+            BLK(m, I, J) = region[owner(I, J)] + offset[I + (size_t)J * nb];
     fill(m, me);
     scash_barrier();
 
@@ -195,8 +221,8 @@ int main(int argc, char** argv)
     scash_stats_total(&s);
     int status = 0;
     if (me == 0) {
-        printf("lu: n=%d B=%d P=%d homes=%s%s time=%.3f s\n", n, bs, np, dist_name, migrate ? "+dynamic" : "+static",
-            seconds);
+        printf("lu: n=%d B=%d P=%d layout=%s homes=%s%s time=%.3f s\n", n, bs, np, one_region ? "one" : "owner",
+            dist_name, migrate ? "+dynamic" : "+static", seconds);
         if (!quiet)
             printf("lu: stats: messages=%llu bytes=%llu pages_fetched=%llu diffs=%llu diff_bytes=%llu home_moves=%llu "
                    "barriers=%llu\n",
@@ -204,28 +230,38 @@ int main(int argc, char** argv)
                 (unsigned long long)s.diffs_sent, (unsigned long long)s.diff_bytes, (unsigned long long)s.home_moves,
                 (unsigned long long)s.barriers / np);
         if (check) {
-            double* seq = malloc(total * sizeof(double));
-            memset(seq, 0, total * sizeof(double));
-            /* A 1 x 1 process grid makes process 0 the owner of every block;
-             * the layout (block_offset) stays that of the parallel run. */
+            /* The same blocks in private memory, factored by one process:
+             * a 1 x 1 process grid makes process 0 the owner of all. */
+            double* seq = calloc(total, sizeof(double));
+            double** sm = malloc(sizeof(double*) * nb * nb);
+            for (int J = 0; J < nb; ++J)
+                for (int I = 0; I < nb; ++I)
+                    BLK(sm, I, J) = seq + group[owner(I, J)] + offset[I + (size_t)J * nb];
             int saved_rows = grid_rows, saved_cols = grid_cols;
             grid_rows = grid_cols = 1;
-            fill(seq, -1);
-            factor(seq, 0, no_sync);
+            fill(sm, -1);
+            factor(sm, 0, no_sync);
             grid_rows = saved_rows;
             grid_cols = saved_cols;
             size_t diff = 0;
-            for (size_t i = 0; i < total; ++i)
-                diff += memcmp(&seq[i], &m[i], sizeof(double)) != 0;
+            for (size_t b = 0; b < (size_t)nb * nb; ++b)
+                for (size_t i = 0; i < block_doubles; ++i)
+                    diff += memcmp(&sm[b][i], &m[b][i], sizeof(double)) != 0;
             printf("lu: check: %s (%zu of %zu values differ from the sequential run)\n",
-                diff ? "DIFFERENT" : "bitwise equal to the sequential run", diff, total);
+                diff ? "DIFFERENT" : "bitwise equal to the sequential run", diff, (size_t)n * n);
             status = diff != 0;
+            free(sm);
             free(seq);
         }
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    scash_free(m);
-    free(block_offset);
+    for (int p = np - 1; p >= 0; --p)
+        if (!one_region || p == 0)
+            scash_free(region[p]);
+    free(region);
+    free(group);
+    free(offset);
+    free(m);
     scash_finalize();
     MPI_Finalize();
     return status;

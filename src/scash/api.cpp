@@ -7,8 +7,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 
 namespace hashi::scash {
@@ -137,6 +139,47 @@ bool all_ok(Runtime& rt, bool ok)
     return all == 1;
 }
 
+// Barriers and other collectives wait for every process: one that holds a
+// lock would keep the others from it. SCASH_OK, or the error.
+int no_lock_held(const Runtime& rt, const char* function)
+{
+    if (rt.held_locks.empty())
+        return SCASH_OK;
+    return report(SCASH_ERR_STATE, function,
+        "called while holding lock " + std::to_string(rt.held_locks.front().id) + "; unlock first");
+}
+
+// The lowest and highest value of each of n arguments over all processes
+// (n <= 4): a collective call's arguments are the same everywhere when
+// lo == hi.
+struct Spread {
+    unsigned long long lo[4], hi[4];
+    bool same(int n) const { return std::equal(lo, lo + n, hi); }
+};
+Spread spread(Runtime& rt, std::initializer_list<unsigned long long> args)
+{
+    unsigned long long mine[4] = {};
+    std::copy(args.begin(), args.end(), mine);
+    Spread s;
+    MPI_Allreduce(mine, s.lo, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt.coll);
+    MPI_Allreduce(mine, s.hi, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt.coll);
+    return s;
+}
+
+// One agreement on the checks of a collective call: the worst code of all
+// processes. An error every process found alike (everywhere) is printed
+// once; otherwise by the processes that found it, and the others say so.
+int agree(Runtime& rt, int code, bool everywhere, const char* function, const std::string& why)
+{
+    int worst = SCASH_OK;
+    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, rt.coll);
+    if (worst == SCASH_OK)
+        return SCASH_OK;
+    if (code == SCASH_OK)
+        return report_once(rt, worst, function, "another process passed a bad argument (see its message)");
+    return everywhere ? report_once(rt, code, function, why) : report(code, function, why);
+}
+
 } // namespace
 
 extern "C" {
@@ -165,6 +208,10 @@ int scash_init(void)
         rt->migration.enabled = std::atoi(v) != 0;
     if (const char* v = std::getenv("SCASH_HYSTERESIS"))
         rt->migration.hysteresis = std::max(1, std::atoi(v));
+    if (const char* v = std::getenv("SCASH_FIRST_MOVE"))
+        rt->migration.first_move_immediate = std::atoi(v) != 0;
+    if (const char* v = std::getenv("SCASH_FETCH_PAGES"))
+        rt->fetch_batch = std::size_t(std::clamp(std::atoi(v), 1, 256));
     rt->max_bytes = backing_limit(*rt);
     std::string why;
     const bool reserved = rt->regions.reserve(why);
@@ -241,13 +288,11 @@ int scash_alloc(size_t size, int dist, void** ptr)
     else if (dist != SCASH_BLOCK && dist != SCASH_CYCLIC && dist != SCASH_FIRST_TOUCH)
         why = "dist " + std::to_string(dist) + " is not SCASH_BLOCK, SCASH_CYCLIC or SCASH_FIRST_TOUCH";
     // Collective: every process must ask for the same thing.
-    unsigned long long mine[2] = {size, static_cast<unsigned long long>(dist)}, lo[2], hi[2];
-    MPI_Allreduce(mine, lo, 2, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt->coll);
-    MPI_Allreduce(mine, hi, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt->coll);
+    const Spread args = spread(*rt, {size, static_cast<unsigned long long>(dist)});
     bool everywhere = false; // an error every process sees alike is printed once
-    if (why.empty() && (lo[0] != hi[0] || lo[1] != hi[1])) {
-        why = "the processes passed different sizes or distributions (sizes " + std::to_string(lo[0]) + " to " +
-            std::to_string(hi[0]) + "); scash_alloc is collective, call it with the same arguments everywhere";
+    if (why.empty() && !args.same(2)) {
+        why = "the processes passed different sizes or distributions (sizes " + std::to_string(args.lo[0]) + " to " +
+            std::to_string(args.hi[0]) + "); scash_alloc is collective, call it with the same arguments everywhere";
         everywhere = true;
     }
     const std::size_t npages = (size + rt->page_size - 1) / rt->page_size;
@@ -261,14 +306,8 @@ int scash_alloc(size_t size, int dist, void** ptr)
             " (its node's memory divided among the processes there, or SCASH_MAX_BYTES): every process may cache "
             "the whole region; allocate less or run fewer processes per node";
     }
-    // One agreement: the worst code of all processes.
-    int worst = SCASH_OK;
-    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, rt->coll);
-    if (worst != SCASH_OK) {
-        if (code == SCASH_OK)
-            return report_once(*rt, worst, "scash_alloc", "another process passed a bad argument (see its message)");
-        return everywhere ? report_once(*rt, code, "scash_alloc", why) : report(code, "scash_alloc", why);
-    }
+    if (int rc = agree(*rt, code, everywhere, "scash_alloc", why); rc != SCASH_OK)
+        return rc;
     Region* r = rt->regions.create(npages, rt->page_size, dist, rt->nprocs, why);
     if (!all_ok(*rt, r != nullptr)) {
         if (r)
@@ -307,9 +346,8 @@ int scash_barrier(void)
     Runtime* rt = runtime();
     if (!rt)
         return not_initialized("scash_barrier");
-    if (!rt->held_locks.empty())
-        return report(SCASH_ERR_STATE, "scash_barrier",
-            "called while holding lock " + std::to_string(rt->held_locks.front().id) + "; unlock before the barrier");
+    if (int rc = no_lock_held(*rt, "scash_barrier"); rc != SCASH_OK)
+        return rc;
     return barrier(*rt);
 }
 
@@ -352,6 +390,39 @@ int scash_set_migration(int on, int hysteresis)
     rt->migration.enabled = on != 0;
     rt->migration.hysteresis = hysteresis;
     return SCASH_OK;
+}
+
+int scash_set_home(void* addr, size_t size, int proc)
+{
+    Runtime* rt = runtime();
+    if (!rt)
+        return not_initialized("scash_set_home");
+    if (int rc = no_lock_held(*rt, "scash_set_home"); rc != SCASH_OK)
+        return rc;
+    Region* r = rt->regions.find(addr);
+    std::string why;
+    std::size_t offset = 0;
+    if (!r)
+        why = "the address is not in a region from scash_alloc";
+    else if (size == 0)
+        why = "size is 0";
+    else if (offset = std::size_t(static_cast<std::byte*>(addr) - r->app); size > r->bytes - offset)
+        why = "the range (" + human(size) + ") runs past the end of its region";
+    else if (proc < 0 || proc >= rt->nprocs)
+        why = "process " + std::to_string(proc) + " is not in 0.." + std::to_string(rt->nprocs - 1);
+    // Collective: every process must ask for the same thing.
+    const Spread args =
+        spread(*rt, {reinterpret_cast<std::uintptr_t>(addr), size, static_cast<unsigned long long>(proc)});
+    bool everywhere = false;
+    if (why.empty() && !args.same(3)) {
+        why = "the processes passed different ranges or processes; scash_set_home is collective, call it with the "
+              "same arguments everywhere";
+        everywhere = true;
+    }
+    if (int rc = agree(*rt, why.empty() ? SCASH_OK : SCASH_ERR_ARG, everywhere, "scash_set_home", why); rc != SCASH_OK)
+        return rc;
+    const std::size_t first = offset / rt->page_size, last = (offset + size - 1) / rt->page_size;
+    return place_homes(*rt, *r, first, last - first + 1, proc);
 }
 
 int scash_stats_local(scash_stats_t* out)

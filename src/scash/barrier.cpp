@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // scash_barrier: home-based eager release consistency plus dynamic home
-// reallocation.
+// reallocation; and scash_set_home, homes placed by the program.
 //
 //  1. Every process allgathers its write notices (pages written since the
 //     last barrier).
@@ -80,6 +80,23 @@ int barrier(Runtime& rt)
         }
     }
     rt.written_interval.clear();
+    return SCASH_OK;
+}
+
+// scash_set_home: a barrier, then the new home makes valid copies of the
+// pages it lacks (fetched from the old homes, whose copies are the masters
+// after the barrier), then every process changes its directory alike. The
+// old homes keep valid read-only copies.
+int place_homes(Runtime& rt, Region& r, std::size_t first, std::size_t n, int proc)
+{
+    if (int rc = barrier(rt); rc != SCASH_OK)
+        return rc;
+    if (proc == rt.rank)
+        fetch_copies(rt, r, first, n);
+    if (MPI_Barrier(rt.coll) != MPI_SUCCESS)
+        return report(SCASH_ERR_MPI, "scash_set_home", "MPI_Barrier failed");
+    for (std::size_t i = first; i < first + n; ++i)
+        r.homes.place(i, proc);
     return SCASH_OK;
 }
 

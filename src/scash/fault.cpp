@@ -48,18 +48,32 @@ bool fault_was_write([[maybe_unused]] void* uctx)
 #endif
 }
 
-void fetch_page(Runtime& rt, Region& r, std::size_t page)
+// Fetches pages [page, page + n) from their (common) home into the backing
+// view: one request, one reply.
+void fetch_pages(Runtime& rt, Region& r, std::size_t page, std::size_t n)
 {
     const int home = r.homes.home(page);
     if (home == rt.rank)
         die("scash: internal error: this process is the home of an invalid page\n");
-    MsgHeader h {MsgType::PageGet, 0, global_page(r.id, page)};
+    MsgHeader h {MsgType::PageGet, std::uint32_t(n), global_page(r.id, page)};
     if (send_bytes(rt, &h, sizeof h, home, kTagRequest) != MPI_SUCCESS)
         die("scash: sending a page request failed; the job cannot continue\n");
-    if (MPI_Recv(r.backing_page(page, rt.page_size), int(rt.page_size), MPI_BYTE, home, kTagReply, rt.proto,
+    if (MPI_Recv(r.backing_page(page, rt.page_size), int(n * rt.page_size), MPI_BYTE, home, kTagReply, rt.proto,
             MPI_STATUS_IGNORE) != MPI_SUCCESS)
         die("scash: receiving a page failed; the job cannot continue\n");
-    rt.stats.pages_fetched.fetch_add(1, std::memory_order_relaxed);
+    rt.stats.pages_fetched.fetch_add(n, std::memory_order_relaxed);
+}
+
+// How many pages a read fault on page fetches: the page, then the invalid
+// pages right after it with the same home, up to rt.fetch_batch in all.
+std::size_t fetch_run(const Runtime& rt, const Region& r, std::size_t page)
+{
+    const int home = r.homes.home(page);
+    std::size_t n = 1;
+    while (n < rt.fetch_batch && page + n < r.npages && r.state[page + n] == PageState::Invalid &&
+        r.homes.home(page + n) == home)
+        ++n;
+    return n;
 }
 
 void on_write(Runtime& rt, Region& r, std::size_t page)
@@ -95,14 +109,18 @@ void handler(int sig, siginfo_t* info, void* uctx)
     const auto offset = std::size_t(static_cast<std::byte*>(info->si_addr) - r->app);
     const std::size_t page = offset / rt->page_size;
     switch (r->state[page]) {
-    case PageState::Invalid:
+    case PageState::Invalid: {
         rt->stats.read_faults.fetch_add(1, std::memory_order_relaxed);
-        fetch_page(*rt, *r, page);
+        const std::size_t n = fetch_run(*rt, *r, page);
+        fetch_pages(*rt, *r, page, n);
+        if (n > 1) // the pages after the faulting one are readable copies now
+            set_protection(*rt, *r, page + 1, PageState::ReadOnly, n - 1);
         if (fault_was_write(uctx))
             on_write(*rt, *r, page);
         else
             set_protection(*rt, *r, page, PageState::ReadOnly);
         break;
+    }
     case PageState::ReadOnly:
         on_write(*rt, *r, page);
         break;
@@ -113,14 +131,34 @@ void handler(int sig, siginfo_t* info, void* uctx)
 
 } // namespace
 
-void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s)
+void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s, std::size_t n)
 {
     const int prot = s == PageState::Invalid ? PROT_NONE
         : s == PageState::ReadOnly           ? PROT_READ
                                              : PROT_READ | PROT_WRITE;
-    if (mprotect(r.app_page(page, rt.page_size), rt.page_size, prot) != 0)
+    if (mprotect(r.app_page(page, rt.page_size), n * rt.page_size, prot) != 0)
         die("scash: mprotect failed (too many distinct protections? raise vm.max_map_count)\n");
-    r.state[page] = s;
+    for (std::size_t i = 0; i < n; ++i)
+        r.state[page + i] = s;
+}
+
+void fetch_copies(Runtime& rt, Region& r, std::size_t page, std::size_t n)
+{
+    // Runs of invalid pages with one home: one request each.
+    const std::size_t end = page + n;
+    while (page < end) {
+        if (r.state[page] != PageState::Invalid) {
+            ++page;
+            continue;
+        }
+        std::size_t k = 1;
+        while (
+            page + k < end && r.state[page + k] == PageState::Invalid && r.homes.home(page + k) == r.homes.home(page))
+            ++k;
+        fetch_pages(rt, r, page, k);
+        set_protection(rt, r, page, PageState::ReadOnly, k);
+        page += k;
+    }
 }
 
 void invalidate_page(Runtime& rt, Region& r, std::size_t page)

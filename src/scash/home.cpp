@@ -6,7 +6,10 @@
 namespace hashi::scash {
 
 HomeDirectory::HomeDirectory(std::size_t npages, int dist, int nprocs)
-    : home_(npages), candidate_(npages, -1), streak_(npages, 0), placed_(npages, dist == SCASH_FIRST_TOUCH ? 0 : 1)
+    : home_(npages),
+      candidate_(npages, -1),
+      streak_(npages, 0),
+      origin_(npages, dist == SCASH_FIRST_TOUCH ? kProvisional : kInitial)
 {
     const std::size_t chunk = (npages + std::size_t(nprocs) - 1) / std::size_t(nprocs);
     for (std::size_t i = 0; i < npages; ++i) {
@@ -17,13 +20,21 @@ HomeDirectory::HomeDirectory(std::size_t npages, int dist, int nprocs)
     }
 }
 
+void HomeDirectory::place(std::size_t page, int proc)
+{
+    home_[page] = proc;
+    origin_[page] = kChosen;
+    candidate_[page] = -1;
+    streak_[page] = 0;
+}
+
 int HomeDirectory::decide(std::size_t page, int writer, const MigrationPolicy& policy)
 {
-    if (!placed_[page]) {
+    if (origin_[page] == kProvisional) {
         // First touch: the first interval that writes the page places it.
         // With several writers the provisional home stays: only a single
         // writer is sure to hold a complete copy.
-        placed_[page] = 1;
+        origin_[page] = kChosen;
         if (writer >= 0)
             home_[page] = writer;
         return home_[page];
@@ -44,11 +55,9 @@ int HomeDirectory::decide(std::size_t page, int writer, const MigrationPolicy& p
         candidate_[page] = writer;
         streak_[page] = 1;
     }
-    if (streak_[page] >= policy.hysteresis) {
-        home_[page] = writer;
-        candidate_[page] = -1;
-        streak_[page] = 0;
-    }
+    const int needed = origin_[page] == kInitial && policy.first_move_immediate ? 1 : policy.hysteresis;
+    if (streak_[page] >= needed)
+        place(page, writer);
     return home_[page];
 }
 

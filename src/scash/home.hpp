@@ -16,6 +16,12 @@ namespace hashi::scash {
 struct MigrationPolicy {
     bool enabled = true;
     int hysteresis = 2; // consecutive written intervals with the same single writer before a move
+    // A page still at its initial (block/cyclic) home moves at its first
+    // single-writer interval: that home was a guess, not a choice, so there
+    // is no ping-pong to guard against yet. Hysteresis applies to every
+    // later move (and to pages placed by hand). false: hysteresis from the
+    // start (SCASH_FIRST_MOVE=0).
+    bool first_move_immediate = true;
 };
 
 class HomeDirectory {
@@ -29,11 +35,21 @@ public:
     // home (possibly the old one).
     int decide(std::size_t page, int writer, const MigrationPolicy& policy);
 
+    // Places a page's home by hand (scash_set_home): a choice, so later
+    // moves wait for the hysteresis.
+    void place(std::size_t page, int proc);
+
 private:
+    // How a page got its home.
+    enum Origin : std::uint8_t {
+        kProvisional, // first touch, no write yet
+        kInitial, // the region's initial distribution
+        kChosen, // a write pattern (migration, first touch) or the program (scash_set_home)
+    };
     std::vector<std::int32_t> home_;
     std::vector<std::int32_t> candidate_; // single writer seen in the last written intervals
     std::vector<std::uint16_t> streak_; // how many of them in a row
-    std::vector<std::uint8_t> placed_; // first touch: the home is still provisional while 0
+    std::vector<std::uint8_t> origin_;
 };
 
 } // namespace hashi::scash

@@ -7,7 +7,7 @@
 // (application) thread with kTagReply. The application thread has at most
 // one request outstanding, so replies need no matching beyond the source.
 //
-//   PageGet      arg = global page          reply: the raw page
+//   PageGet      arg = global page, count pages (0 = 1)   reply: the raw pages
 //   Diffs        count entries {DiffEntry, diff bytes}  reply: Ack
 //   LockAcquire  arg = lock id              reply (when granted): count global pages to invalidate
 //   LockRelease  arg = lock id, count global pages written    reply: Ack

@@ -26,6 +26,7 @@ struct Runtime {
     int nprocs = 1;
     std::size_t page_size = 4096;
     std::size_t max_bytes = 0; // what one process may back
+    std::size_t fetch_batch = 2; // pages one read fault may fetch (SCASH_FETCH_PAGES)
     std::size_t allocated_bytes = 0;
     MigrationPolicy migration;
     RegionTable regions;
@@ -60,7 +61,10 @@ bool install_fault_handler();
 void remove_fault_handler();
 // Makes a region's page unusable until fetched again.
 void invalidate_page(Runtime& rt, Region& r, std::size_t page);
-void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s);
+void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s, std::size_t n = 1);
+// Makes valid copies of the invalid pages among [page, page + n), fetched
+// from their homes (one request per run of pages with one home).
+void fetch_copies(Runtime& rt, Region& r, std::size_t page, std::size_t n);
 void reserve_written_lists(Runtime& rt);
 
 // Release (release.cpp): sends the diffs of the pages written since the last
@@ -73,6 +77,8 @@ bool release_writes(Runtime& rt, const TargetFn& target);
 
 // Barrier (barrier.cpp) and locks (lock.cpp).
 int barrier(Runtime& rt);
+// Collective: pages [first, first + n) of r get home proc (scash_set_home).
+int place_homes(Runtime& rt, Region& r, std::size_t first, std::size_t n, int proc);
 int lock_acquire(Runtime& rt, int id);
 int lock_release(Runtime& rt, int id);
 

@@ -58,6 +58,12 @@ module scash
             import :: c_int
             integer(c_int), value :: on, hysteresis
         end function
+        integer(c_int) function scash_set_home(ptr, size, proc) bind(c, name="scash_set_home")
+            import :: c_int, c_size_t, c_ptr
+            type(c_ptr), value :: ptr
+            integer(c_size_t), value :: size
+            integer(c_int), value :: proc
+        end function
         integer(c_int) function scash_stats_total(stats) bind(c, name="scash_stats_total")
             import :: c_int, scash_stats_t
             type(scash_stats_t), intent(out) :: stats

@@ -64,7 +64,10 @@ typedef struct scash_stats {
  * MPI_Finalize (a program that forgets it is stopped with a message inside
  * MPI_Finalize). Environment: SCASH_MIGRATION=0 keeps homes
  * static; SCASH_HYSTERESIS=h moves a home after h intervals with the same
- * single writer (default 2); SCASH_STATS=1 prints the job's totals at
+ * single writer (default 2); SCASH_FIRST_MOVE=0 makes the first move wait
+ * for the hysteresis too; SCASH_FETCH_PAGES=k lets a read fault fetch up to
+ * k pages (the faulting one and the invalid ones after it with the same
+ * home; default 2); SCASH_STATS=1 prints the job's totals at
  * scash_finalize; SCASH_MAX_BYTES caps what one process may back. */
 int scash_init(void);
 int scash_finalize(void);
@@ -89,8 +92,18 @@ int scash_unlock(int lock_id);
 int scash_flush(void);
 
 /* Home migration at barriers: on (1, the default) or off (0, static homes).
- * Collective; the same value in every process. */
+ * A page still at its initial home moves to its single writer at the first
+ * barrier; later moves wait until the same process has been the only
+ * writer for `hysteresis` intervals. Collective; the same value in every
+ * process. */
 int scash_set_migration(int on, int hysteresis);
+
+/* Collective, with the same arguments in every process: the pages holding
+ * [addr, addr + size) (inside one region) get process proc as their home,
+ * for example each block's owner ("homes placed by hand"). It acts as a
+ * barrier. With migration on, such a page moves again only after the
+ * hysteresis. */
+int scash_set_home(void* addr, size_t size, int proc);
 
 int scash_stats_local(scash_stats_t* out);
 /* Collective: the sum over all processes. */

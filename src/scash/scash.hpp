@@ -59,6 +59,11 @@ inline void flush()
 {
     check(scash_flush(), "scash_flush");
 }
+// Collective: the pages holding n objects from p get home proc.
+template <class T> void set_home(T* p, std::size_t n, int proc)
+{
+    check(scash_set_home(const_cast<void*>(static_cast<const void*>(p)), n * sizeof(T), proc), "scash_set_home");
+}
 
 class LockGuard {
 public:

@@ -11,6 +11,7 @@
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -88,15 +89,18 @@ bool handle(Runtime& rt, int from, const std::vector<std::byte>& msg)
     std::memcpy(&h, msg.data(), sizeof h);
     switch (h.type) {
     case MsgType::PageGet: {
+        // count pages from arg on (0 counts as 1), contiguous in the reply.
         Region* r = rt.regions.by_id(region_of(h.arg));
-        if (!r || page_of(h.arg) >= r->npages) {
-            // Answer anyway so the requester does not wait forever; it gets zeros.
-            std::vector<std::byte> zeros(rt.page_size);
+        const std::size_t n = std::max<std::size_t>(h.count, 1), first = page_of(h.arg);
+        if (!r || first >= r->npages || n > r->npages - first) {
+            // Answer anyway so the requester does not wait forever; it gets
+            // zeros (a short reply for an absurd count).
+            std::vector<std::byte> zeros(std::min<std::size_t>(n, 256) * rt.page_size);
             corrupt(from, "page request");
             send_bytes(rt, zeros.data(), zeros.size(), from, kTagReply);
             break;
         }
-        send_bytes(rt, r->backing_page(page_of(h.arg), rt.page_size), rt.page_size, from, kTagReply);
+        send_bytes(rt, r->backing_page(first, rt.page_size), n * rt.page_size, from, kTagReply);
         break;
     }
     case MsgType::Diffs:

@@ -28,7 +28,7 @@ scash_run lock-misuse -- ./lock_misuse
 expect_status lock-misuse 0
 expect_in lock-misuse lock-misuse.err 'scash_unlock: lock 3 is not held by this process'
 expect_in lock-misuse lock-misuse.err 'scash_lock: lock 1 is already held by this process'
-expect_in lock-misuse lock-misuse.err 'scash_barrier: called while holding lock 1; unlock before the barrier'
+expect_in lock-misuse lock-misuse.err 'scash_barrier: called while holding lock 1; unlock first'
 expect_in lock-misuse lock-misuse.out '^lock_misuse: ok'
 
 scash_run cxx-layer -- ./cxx_layer

@@ -19,25 +19,55 @@ BOOST_AUTO_TEST_CASE(initial_distributions)
     }
 }
 
-BOOST_AUTO_TEST_CASE(single_writer_moves_after_hysteresis)
+BOOST_AUTO_TEST_CASE(first_move_is_immediate_later_moves_wait)
 {
     HomeDirectory d(1, SCASH_CYCLIC, 4); // page 0 at process 0
     const MigrationPolicy h2 {true, 2};
+    BOOST_TEST(d.decide(0, 3, h2) == 3); // the initial home was a guess: moves at once
+    BOOST_TEST(d.decide(0, 3, h2) == 3); // the home writing itself: stays
+    BOOST_TEST(d.decide(0, 1, h2) == 3); // a new single writer: streak 1
+    BOOST_TEST(d.decide(0, 1, h2) == 1); // streak 2: moves
+}
+
+BOOST_AUTO_TEST_CASE(single_writer_moves_after_hysteresis)
+{
+    HomeDirectory d(1, SCASH_CYCLIC, 4);
+    const MigrationPolicy h2 {true, 2, false}; // SCASH_FIRST_MOVE=0
     BOOST_TEST(d.decide(0, 3, h2) == 0); // first interval: streak 1
     BOOST_TEST(d.decide(0, 3, h2) == 3); // second: moves
     BOOST_TEST(d.decide(0, 3, h2) == 3); // the home writing itself: stays
+}
+
+BOOST_AUTO_TEST_CASE(placed_pages_wait_for_the_hysteresis)
+{
+    HomeDirectory d(4, SCASH_BLOCK, 4);
+    d.place(2, 1);
+    BOOST_TEST(d.home(2) == 1);
+    const MigrationPolicy h2 {true, 2};
+    BOOST_TEST(d.decide(2, 3, h2) == 1);
+    BOOST_TEST(d.decide(2, 3, h2) == 3);
+    BOOST_TEST(d.decide(3, 2, h2) == 2); // an unplaced page moves at once
 }
 
 BOOST_AUTO_TEST_CASE(alternating_or_several_writers_do_not_move)
 {
     HomeDirectory d(1, SCASH_CYCLIC, 4);
     const MigrationPolicy h2 {true, 2};
+    BOOST_TEST(d.decide(0, 1, h2) == 1); // first move
     for (int round = 0; round < 6; ++round)
-        BOOST_TEST(d.decide(0, 1 + round % 2, h2) == 0);
-    // The last round's writer was 2 (streak 1); several writers break it.
+        BOOST_TEST(d.decide(0, 2 + round % 2, h2) == 1);
+    // The last round's writer was 3 (streak 1); several writers break it.
+    BOOST_TEST(d.decide(0, -1, h2) == 1);
+    BOOST_TEST(d.decide(0, 3, h2) == 1);
+    BOOST_TEST(d.decide(0, 3, h2) == 3);
+}
+
+BOOST_AUTO_TEST_CASE(several_first_writers_keep_the_initial_home)
+{
+    HomeDirectory d(1, SCASH_CYCLIC, 4);
+    const MigrationPolicy h2 {true, 2};
     BOOST_TEST(d.decide(0, -1, h2) == 0);
-    BOOST_TEST(d.decide(0, 2, h2) == 0);
-    BOOST_TEST(d.decide(0, 2, h2) == 2);
+    BOOST_TEST(d.decide(0, 2, h2) == 2); // still the initial home: moves at once
 }
 
 BOOST_AUTO_TEST_CASE(static_homes_never_move)
