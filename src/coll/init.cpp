@@ -38,15 +38,17 @@ void after_init()
     set_settings(s);
     if (!s.enabled)
         return;
-    // Building the world's hierarchy tells every rank how many clusters the
-    // job spans; single-cluster jobs then pass everything to MPICH.
+    // One reduction tells every rank whether the job spans clusters. A
+    // single-cluster job then passes everything to MPICH and we create no
+    // communicator, keyval or attribute at all.
+    const int id = my_cluster_id();
+    int span[2] = {id, -id}, extremes[2] = {0, 0};
+    PMPI_Allreduce(span, extremes, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (extremes[0] == -extremes[1] && !s.any_forced())
+        return;
     const Hierarchy* world = hierarchy_of(MPI_COMM_WORLD);
     if (world == nullptr)
         return;
-    if (world->nclusters == 1 && !s.any_forced()) {
-        forget_hierarchy(MPI_COMM_WORLD);
-        return;
-    }
     LinkParams p;
     try {
         if (!s.params_file.empty())
