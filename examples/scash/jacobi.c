@@ -6,10 +6,11 @@
  * a barrier, then the grids swap roles. The top edge is held at 1, the
  * others at 0.
  *
- *   jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q]
+ *   jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q] [-o FILE]
  *     -d   initial homes (default block); hand: each band's home at its owner
  *     -S   static homes (no migration)
  *     -c   check the result bit for bit against a sequential run on process 0
+ *     -o   process 0 writes the final grid to FILE (raw doubles), to compare runs
  */
 #include "scash.h"
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv)
 {
     int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_BLOCK, hand = 0;
     const char* dist_name = "block";
+    const char* out_file = NULL;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -63,8 +65,10 @@ int main(int argc, char** argv)
             check = 1;
         else if (!strcmp(argv[i], "-q"))
             quiet = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out_file = argv[++i];
         else {
-            fprintf(stderr, "usage: jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q]\n");
+            fprintf(stderr, "usage: jacobi [-n N] [-i ITERS] [-d block|cyclic|first|hand] [-S] [-c] [-q] [-o FILE]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -141,6 +145,21 @@ int main(int argc, char** argv)
             free(sa);
             free(sb);
         }
+    }
+    if (me == 0 && out_file) {
+        /* Through a private buffer: shared pages must not reach a system call. */
+        FILE* f = fopen(out_file, "wb");
+        double* row = malloc((size_t)n * sizeof(double));
+        for (int i = 0; f && row && i < n; ++i) {
+            memcpy(row, src + (size_t)i * n, (size_t)n * sizeof(double));
+            if (fwrite(row, sizeof(double), (size_t)n, f) != (size_t)n)
+                break;
+        }
+        if (!f || !row || ferror(f) | fclose(f)) {
+            fprintf(stderr, "jacobi: writing %s failed\n", out_file);
+            status = 1;
+        }
+        free(row);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     scash_free(b);

@@ -21,11 +21,13 @@
  * Step 3 of K and step 1 of K+1 need no barrier between them: (K+1,K+1)
  * is updated and then factored by the same process.
  *
- *   lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q]
+ *   lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-o FILE]
  *     -d   initial homes (default cyclic); hand: each block's home at its owner
  *     -l   layout: one region per owner (default), or one region for all
  *     -S   static homes (no migration)
  *     -c   check the result bit for bit against a sequential run on process 0
+ *     -o   process 0 writes the factored matrix to FILE (raw doubles, the
+ *          blocks in column-major block order), to compare runs
  */
 #include "scash.h"
 
@@ -136,6 +138,7 @@ int main(int argc, char** argv)
 {
     int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC, hand = 0, one_region = 0;
     const char* dist_name = "cyclic";
+    const char* out_file = NULL;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-n") && i + 1 < argc)
@@ -156,8 +159,11 @@ int main(int argc, char** argv)
             check = 1;
         else if (!strcmp(argv[i], "-q"))
             quiet = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out_file = argv[++i];
         else {
-            fprintf(stderr, "usage: lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q]\n");
+            fprintf(stderr,
+                "usage: lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-o FILE]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -253,6 +259,21 @@ int main(int argc, char** argv)
             free(sm);
             free(seq);
         }
+    }
+    if (me == 0 && out_file) {
+        /* Through a private buffer: shared pages must not reach a system call. */
+        FILE* f = fopen(out_file, "wb");
+        double* buf = malloc(block_doubles * sizeof(double));
+        for (size_t b = 0; f && buf && b < (size_t)nb * nb; ++b) {
+            memcpy(buf, m[b], block_doubles * sizeof(double));
+            if (fwrite(buf, sizeof(double), block_doubles, f) != block_doubles)
+                break;
+        }
+        if (!f || !buf || ferror(f) | fclose(f)) {
+            fprintf(stderr, "lu: writing %s failed\n", out_file);
+            status = 1;
+        }
+        free(buf);
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (int p = np - 1; p >= 0; --p)

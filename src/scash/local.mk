@@ -47,7 +47,8 @@ SCASH_TESTS = \
 	tests/scash/locks.sh \
 	tests/scash/migration.sh \
 	tests/scash/apps.sh \
-	tests/scash/errors.sh
+	tests/scash/errors.sh \
+	tests/scash/clusters.sh
 TESTS += $(SCASH_TESTS)
 EXTRA_DIST += src/scash/README.md $(SCASH_TESTS) tests/scash/lib-scash.sh tests/scash/programs
 

@@ -34,12 +34,16 @@ bool release_writes(Runtime& rt, const TargetFn& target)
                 msg.resize(at + sizeof(DiffEntry));
                 const std::size_t n = encode_diff({r->twin_page(page, rt.page_size), rt.page_size},
                     {r->backing_page(page, rt.page_size), rt.page_size}, msg);
-                DiffEntry e {g, std::uint32_t(n), 0};
-                std::memcpy(&msg[at], &e, sizeof e);
-                auto* h = reinterpret_cast<MsgHeader*>(msg.data());
-                h->count++;
-                rt.stats.diffs_sent.fetch_add(1, std::memory_order_relaxed);
-                rt.stats.diff_bytes.fetch_add(n, std::memory_order_relaxed);
+                if (n == 0) {
+                    msg.resize(at); // written, but nothing changed: nothing to send
+                } else {
+                    DiffEntry e {g, std::uint32_t(n), 0};
+                    std::memcpy(&msg[at], &e, sizeof e);
+                    auto* h = reinterpret_cast<MsgHeader*>(msg.data());
+                    h->count++;
+                    rt.stats.diffs_sent.fetch_add(1, std::memory_order_relaxed);
+                    rt.stats.diff_bytes.fetch_add(n, std::memory_order_relaxed);
+                }
             }
             r->flags[page] &= std::uint8_t(~kTwinned);
         }
@@ -47,6 +51,7 @@ bool release_writes(Runtime& rt, const TargetFn& target)
             set_protection(rt, *r, page, PageState::ReadOnly);
     }
     rt.written_release.clear();
+    std::erase_if(out, [](const auto& m) { return m.second.size() <= sizeof(MsgHeader); });
     bool ok = true;
     for (auto& [dest, msg] : out) {
         auto* h = reinterpret_cast<MsgHeader*>(msg.data());
