@@ -191,7 +191,7 @@ def save_json(by_coll, context, out_dir):
         "time": "seconds; per rank the median over the repetitions, the largest over the ranks",
         "context": context,
         "runs": {coll: {r.name: {"env": r.env, "error": r.error, "failures": r.failures, "load": r.load,
-                                 "seconds": r.seconds, "rows": r.rows}
+                                 "seconds": r.seconds, "rows": r.rows, "selector": r.choices}
                         for r in runs}
                  for coll, runs in by_coll.items()},
     }

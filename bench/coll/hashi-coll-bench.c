@@ -43,7 +43,7 @@ extern char** environ;
 
 enum coll { BCAST, ALLREDUCE, ALLGATHER, ALLTOALL, NCOLL };
 
-static const char* const coll_names[NCOLL] = { "bcast", "allreduce", "allgather", "alltoall" };
+static const char* const coll_names[NCOLL] = {"bcast", "allreduce", "allgather", "alltoall"};
 static const char* const size_meaning[NCOLL] = {
     "bytes of the message (MPI_BYTE)",
     "bytes of the vector (MPI_DOUBLE, MPI_SUM)",
@@ -55,7 +55,7 @@ static const char* const size_meaning[NCOLL] = {
 static const char* const default_sizes = "1K,4K,16K,64K,256K,1M,4M,16M,32M,64M";
 static const char* const quick_sizes = "1K,16K,256K,4M";
 
-enum { MAX_SIZES = 64, TAG_RESULT = 7001, TAG_NODE = 7002 };
+enum { MAX_SIZES = 64, TAG_BARRIER = 7000, TAG_RESULT = 7001, TAG_NODE = 7002 };
 static const long long max_size = 1LL << 30;
 
 struct options {
@@ -64,7 +64,7 @@ struct options {
     int nsizes;
     int quick;
     long warmup; /* -1: by size */
-    long reps;   /* 0: by size */
+    long reps; /* 0: by size */
     long root;
     int check;
 };
@@ -224,15 +224,15 @@ static int parse_options(int argc, char** argv, int rank, int nranks, struct opt
 /* ---- sizes, buffers and the expected data ---------------------------- */
 
 struct layout {
-    int count;          /* elements per call argument (per rank for allgather/alltoall) */
-    long long bytes;    /* the size as reported: see size_meaning */
-    size_t send_bytes;  /* buffer sizes */
+    int count; /* elements per call argument (per rank for allgather/alltoall) */
+    long long bytes; /* the size as reported: see size_meaning */
+    size_t send_bytes; /* buffer sizes */
     size_t recv_bytes;
 };
 
 static struct layout layout_of(enum coll c, long long size, int nranks)
 {
-    struct layout l = { 0, 0, 0, 0 };
+    struct layout l = {0, 0, 0, 0};
     switch (c) {
     case BCAST:
         l.count = (int)size;
@@ -265,16 +265,19 @@ static struct layout layout_of(enum coll c, long long size, int nranks)
  * i >> 8 term makes a block shifted by a multiple of 256 bytes differ. */
 static unsigned char pattern(int from, int to, size_t i, int seed)
 {
-    return (unsigned char)(i * 131u + (i >> 8) * 17u + (unsigned)from * 29u + (unsigned)to * 7u + (unsigned)seed * 53u
-        + 1u);
+    return (unsigned char)(i * 131u + (i >> 8) * 17u + (unsigned)from * 29u + (unsigned)to * 7u + (unsigned)seed * 53u +
+        1u);
 }
 
 /* allreduce: element i of rank r is (i + seed) % 1024 + r + 1, so the sum
  * over P ranks is exact in a double. */
-static double summand(int rank, size_t i, int seed) { return (double)((i + (size_t)seed) % 1024 + (size_t)rank + 1); }
+static double summand(int rank, size_t i, int seed)
+{
+    return (double)((i + (size_t)seed) % 1024 + (size_t)rank + 1);
+}
 
-static void fill_send(enum coll c, const struct layout* l, void* send, void* recv, int rank, int nranks, int root,
-    int seed)
+static void fill_send(
+    enum coll c, const struct layout* l, void* send, void* recv, int rank, int nranks, int root, int seed)
 {
     size_t n = (size_t)l->count;
     switch (c) {
@@ -324,10 +327,10 @@ struct mismatch {
     double got, want;
 };
 
-static struct mismatch check(enum coll c, const struct layout* l, const void* recv, int rank, int nranks, int root,
-    int seed)
+static struct mismatch check(
+    enum coll c, const struct layout* l, const void* recv, int rank, int nranks, int root, int seed)
 {
-    struct mismatch m = { -1, 0, 0 };
+    struct mismatch m = {-1, 0, 0};
     size_t n = (size_t)l->count;
     if (c == ALLREDUCE) {
         const double* d = recv;
@@ -387,8 +390,8 @@ static void call(enum coll c, const struct layout* l, void* send, void* recv, in
 static void p2p_barrier(MPI_Comm ctl, int rank, int nranks)
 {
     for (int dist = 1; dist < nranks; dist *= 2) {
-        MPI_Sendrecv(NULL, 0, MPI_BYTE, (rank + dist) % nranks, TAG_RESULT, NULL, 0, MPI_BYTE,
-            (rank - dist + nranks) % nranks, TAG_RESULT, ctl, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(NULL, 0, MPI_BYTE, (rank + dist) % nranks, TAG_BARRIER, NULL, 0, MPI_BYTE,
+            (rank - dist + nranks) % nranks, TAG_BARRIER, ctl, MPI_STATUS_IGNORE);
     }
 }
 
@@ -513,11 +516,11 @@ static int run(const struct options* o, MPI_Comm ctl, int rank, int nranks)
             call(o->coll, &l, send, recv, root);
             times[r] = MPI_Wtime() - t0;
         }
-        struct mismatch m = { -1, 0, 0 };
+        struct mismatch m = {-1, 0, 0};
         if (o->check)
             m = check(o->coll, &l, recv, rank, nranks, root, s);
         /* median, fastest, mismatch index, got, want */
-        double mine[5] = { 0, 0, (double)m.index, m.got, m.want };
+        double mine[5] = {0, 0, (double)m.index, m.got, m.want};
         mine[0] = median(times, reps);
         mine[1] = times[0]; /* sorted by median() */
         free(times);
@@ -563,8 +566,8 @@ int main(int argc, char** argv)
         for (int s = 0; s < o.nsizes; s++) {
             if (o.sizes[s] > INT_MAX || (unsigned long long)o.sizes[s] * (unsigned)nranks > (1ULL << 40)) {
                 if (rank == 0)
-                    fprintf(stderr, "hashi-coll-bench: allgather of %lld bytes on %d ranks is too large\n",
-                        o.sizes[s], nranks);
+                    fprintf(stderr, "hashi-coll-bench: allgather of %lld bytes on %d ranks is too large\n", o.sizes[s],
+                        nranks);
                 MPI_Finalize();
                 return 2;
             }
