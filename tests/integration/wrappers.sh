@@ -31,6 +31,14 @@ compile mpif77 "$ex/hello_f77.f" hello_f77
 compile mpif90 "$ex/hello_f90.f90" hello_f90
 # Separate compile and link steps, as make does.
 mpicc -c -o hello.o "$ex/hello.c" && mpicc -o hello_2step hello.o && pass "compile then link" || fail "compile then link"
+# Hashi's collectives come ahead of MPICH's in every program, Fortran too
+# (MPICH's Fortran bindings call the C MPI_* symbols).
+expect_in show-cc show-cc.out " -lhashi-coll .*-lmpi\$"
+expect_in show-fort show-fort.out " -lhashi-coll .*-lmpifort -lmpi\$"
+for prog in hello_c hello_f90; do
+    run "needed-$prog" -- sh -c "objdump -p ./$prog | grep NEEDED"
+    expect_in "needed-$prog" "needed-$prog.out" "libhashi-coll"
+done
 for lang in c cxx f77 f90 2step; do
     run "hello-$lang" -- mpiexec -n 4 "./hello_$lang"
     expect_status "hello-$lang" 0

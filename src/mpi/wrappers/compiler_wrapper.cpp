@@ -44,7 +44,12 @@ int main(int argc, char** argv)
     // MPI_Bcast, MPI_Allreduce, ... and must come first in the program's
     // symbol lookup, also for libmpifort's calls, which the program does not
     // make itself: so it is kept even under --as-needed.
-    const std::vector<std::string> hashi_libs {"-Wl,--push-state,--no-as-needed", "-lhashi-coll", "-Wl,--pop-state"};
+    std::vector<std::string> hashi_libs {"-Wl,--push-state,--no-as-needed", "-lhashi-coll", "-Wl,--pop-state"};
+#ifdef HASHI_WRAPPERS_LINK_ASAN
+    // An ASan/UBSan build of Hashi: libhashi-coll is instrumented, and the
+    // ASan runtime must come first in the program's library list.
+    hashi_libs.insert(hashi_libs.begin() + 1, "-lasan");
+#endif
     auto cmd = command(req, paths.prefix, hashi_libs);
     if (req.show) {
         std::cout << show(cmd) << std::endl;
