@@ -53,14 +53,24 @@ void after_init()
     try {
         if (!s.params_file.empty())
             p = read_link_params(s.params_file, p);
-        else if (s.probe != "off")
+        else if (s.probe != "off") {
+            const double t0 = PMPI_Wtime();
             p = probe_link_params(*world, p);
+            if (s.verbose >= 1 && world->rank == 0)
+                std::fprintf(stderr, "hashi-coll: probed the links in %.0f ms\n", (PMPI_Wtime() - t0) * 1e3);
+        }
         if (!s.params_save.empty() && world->rank == 0)
             write_link_params(s.params_save, p);
     } catch (const std::exception& e) {
         fail(e.what());
     }
     set_link_params(p);
+    if (s.verbose >= 1 && world->rank == 0)
+        std::fprintf(stderr,
+            "hashi-coll: %d clusters; link parameters (%s): node %.0f Mbit/s, %.0f us between nodes; WAN "
+            "%.3f ms one way, %.0f Mbit/s per flow, %.0f Mbit/s in all, so at most %d WAN senders\n",
+            world->nclusters, p.source.c_str(), p.node_rate * 8e-6, p.local_latency * 1e6, p.wan_latency * 1e3,
+            p.wan_flow_rate * 8e-6, p.wan_rate * 8e-6, p.wan_senders());
     is_active = true;
 }
 } // namespace

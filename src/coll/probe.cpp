@@ -52,7 +52,16 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
     if (h.nclusters < 2)
         return p;
     const int a = h.lanes[0][0], b = h.lanes[1][0];
-    const int lanes = std::min({h.cluster_size(0), h.cluster_size(1), 8});
+    // One flow per node: lanes beyond a cluster's node count would share a
+    // NIC and make the WAN look saturated when the NIC is.
+    auto nodes_of = [&](int c) {
+        std::vector<int> nodes;
+        for (int r : h.members[c])
+            nodes.push_back(h.node_of[r]);
+        std::sort(nodes.begin(), nodes.end());
+        return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+    };
+    const int lanes = std::min({nodes_of(0), nodes_of(1), 8});
     constexpr int kBulk = 1 << 20;
     std::vector<char> buf(kBulk, 0);
     PMPI_Barrier(h.comm);
