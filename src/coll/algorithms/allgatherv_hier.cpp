@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Hierarchical allgatherv: allgather inside every cluster (MPICH's own
 // algorithm on the cluster communicator), then each cluster's blocks cross
-// to every other cluster exactly once, cut into L pieces that lanes 0..L-1
-// carry in parallel (lane j of cluster A to lane j of cluster B), then
-// every lane hands what it received to the rest of its cluster.
+// to every other cluster exactly once, on lanes 0..L-1 in parallel and cut
+// so that every rank of the receiving cluster gets an equal part, then the
+// ranks of each cluster exchange the parts they received.
 //
 // The work is done on a byte image of the result: the blocks of all ranks
 // back to back in rank order, as MPI packs them. Working in bytes of the
@@ -132,58 +132,51 @@ int post(Message& m, bool send, int peer, int tag, MPI_Comm comm, MPI_Request* r
     return err;
 }
 
-// Phases 2 and 3: the WAN exchange on lanes and the local hand-out, as one
-// data flow, so a lane forwards each remote cluster's piece as soon as it
-// has arrived while the others are still on the wire.
+// Phases 2 and 3: the WAN exchange and the local hand-out, as one data
+// flow. Cluster c's blocks are cut into one part per rank of a destination
+// cluster d; part k goes over the WAN to d's lane k, sent by c's lane
+// k % L, so at most L ranks of c send across while every rank of d gets an
+// equal share, and each rank passes the parts it got to the rest of its
+// cluster as soon as each has arrived. (Sending everything to L receivers
+// instead would leave them to forward (q - 1) / L of the remote data each.)
 int exchange_between_clusters(const Image& img, const Hierarchy& h, const Tuning& t)
 {
     const int L = std::max(1, std::min(t.wan_senders, h.min_cluster_size));
     const int me = h.rank, mine = h.my_cluster, lane = h.my_lane;
     const auto& my_lanes = h.lanes[mine];
-    const bool is_lane = lane < L;
+    const int q = h.my_cluster_size();
 
-    // reqs: [WAN receive from cluster c] [local receives] [sends]
     std::vector<MPI_Request> reqs;
-    std::vector<int> wan_recv_cluster; // reqs index -> cluster, for WAN receives
-    reqs.reserve(static_cast<std::size_t>(h.nclusters) * (2 + L + h.my_cluster_size()));
-    auto add = [&](Message m, bool send, int peer, int tag) {
+    std::vector<int> wan_recv_cluster; // reqs index -> source cluster of a WAN receive, else -1
+    reqs.reserve(static_cast<std::size_t>(h.nclusters) * 2 * q + h.size / L + 1);
+    auto add = [&](int c, int part, int parts, bool send, int peer, int tag) {
+        Message m;
+        auto [a, b] = img.piece_of(c, part, parts);
+        int err = img.message(c, a, b, m);
         reqs.push_back(MPI_REQUEST_NULL);
-        return post(m, send, peer, tag, h.comm, &reqs.back());
+        return err == MPI_SUCCESS ? post(m, send, peer, tag, h.comm, &reqs.back()) : err;
     };
     int err = MPI_SUCCESS;
     std::optional<WanShare> share;
-    if (is_lane) {
-        share.emplace(h, L);
-        for (int c = 0; c < h.nclusters && err == MPI_SUCCESS; ++c) {
-            if (c == mine)
-                continue;
-            Message m;
-            auto [a, b] = img.piece_of(c, lane, L);
-            if ((err = img.message(c, a, b, m)) != MPI_SUCCESS || (err = add(m, false, h.lanes[c][lane], tag_wan)))
-                break;
-            wan_recv_cluster.resize(reqs.size(), -1);
-            wan_recv_cluster.back() = c;
-        }
-        // My cluster's piece to the same lane of every other cluster.
-        auto [a, b] = img.piece_of(mine, lane, L);
-        for (int c = 0; c < h.nclusters && err == MPI_SUCCESS; ++c) {
-            Message m;
-            if (c != mine && (err = img.message(mine, a, b, m)) == MPI_SUCCESS)
-                err = add(m, true, h.lanes[c][lane], tag_wan);
-        }
-    }
-    // The pieces the other lanes of my cluster will hand me.
-    for (int j = 0; j < L && err == MPI_SUCCESS; ++j) {
-        if (my_lanes[j] == me)
+    for (int c = 0; c < h.nclusters && err == MPI_SUCCESS; ++c) {
+        if (c == mine)
             continue;
-        for (int c = 0; c < h.nclusters && err == MPI_SUCCESS; ++c) {
-            Message m;
-            auto [a, b] = img.piece_of(c, j, L);
-            if (c != mine && (err = img.message(c, a, b, m)) == MPI_SUCCESS)
-                err = add(m, false, my_lanes[j], tag_local + c);
-        }
+        // My part of cluster c's blocks, over the WAN.
+        if ((err = add(c, lane, q, false, h.lanes[c][lane % L], tag_wan)) != MPI_SUCCESS)
+            break;
+        wan_recv_cluster.resize(reqs.size(), -1);
+        wan_recv_cluster.back() = c;
+        // The parts of cluster c the other ranks of my cluster will pass me.
+        for (int k = 0; k < q && err == MPI_SUCCESS; ++k)
+            if (my_lanes[k] != me)
+                err = add(c, k, q, false, my_lanes[k], tag_local + c);
     }
-    wan_recv_cluster.resize(reqs.size(), -1);
+    if (lane < L) {
+        share.emplace(h, L);
+        for (int d = 0; d < h.nclusters && err == MPI_SUCCESS; ++d)
+            for (int k = lane; d != mine && k < h.cluster_size(d) && err == MPI_SUCCESS; k += L)
+                err = add(mine, k, h.cluster_size(d), true, h.lanes[d][k], tag_wan);
+    }
 
     std::vector<int> done(reqs.size());
     while (err == MPI_SUCCESS) {
@@ -194,14 +187,11 @@ int exchange_between_clusters(const Image& img, const Hierarchy& h, const Tuning
         for (int i = 0; i < n && err == MPI_SUCCESS; ++i) {
             if (static_cast<std::size_t>(done[i]) >= wan_recv_cluster.size() || wan_recv_cluster[done[i]] < 0)
                 continue;
-            // Cluster c's piece arrived over the WAN: hand it to my cluster.
+            // My part of cluster c arrived: hand it to the rest of my cluster.
             const int c = wan_recv_cluster[done[i]];
-            auto [a, b] = img.piece_of(c, lane, L);
-            for (int r : h.members[mine]) {
-                Message m;
-                if (r != me && (err = img.message(c, a, b, m)) == MPI_SUCCESS)
-                    err = add(m, true, r, tag_local + c);
-            }
+            for (int k = 0; k < q && err == MPI_SUCCESS; ++k)
+                if (my_lanes[k] != me)
+                    err = add(c, lane, q, true, my_lanes[k], tag_local + c);
         }
         done.resize(reqs.size());
     }

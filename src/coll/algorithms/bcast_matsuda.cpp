@@ -5,17 +5,19 @@
 // n / B_node if every node link is busy all the time.
 //
 // The message is cut into segments. In the root's cluster, segment s has an
-// owner, one of the ranks other than the root taken round robin: the root
-// sends the segment to its owner only, and the owner passes it on to the
-// other ranks of the cluster (the scatter + allgather, per segment). So the
-// root sends each byte once, and so does every owner: all node links carry
+// owner, one of the ranks other than the root: the root sends the segment
+// to its owner only, and the owner passes it on to the other ranks of the
+// cluster (the scatter + allgather, per segment). So the root sends each
+// byte once, and the owners share the rest evenly: all node links carry
 // about n, none 2n. The first Lf owners (Lf <= t.wan_senders) are also the
-// WAN senders: segment s crosses once to each other cluster, from sender
-// s % Lf to a receiver there, who passes it to the rest of its cluster.
-// Receivers are paired with senders (receiver k gets sender k's segments)
-// while there are enough, so each WAN connection carries one steady
-// stream; a cluster with more ranks than senders spreads them over all but
-// one of its ranks, so no receiver forwards more than n.
+// WAN senders: every segment crosses once to each other cluster, from one
+// of them to a receiver there, who passes it to the rest of its cluster.
+// When there are fewer senders than owners, the senders own fewer segments
+// to make up for what they send across. Receivers take the segments round
+// robin; a cluster with more ranks than senders uses all but one of its
+// ranks, so that with Lf = q - 1 receiver k gets exactly sender k's
+// segments (one steady stream per WAN connection) and none forwards more
+// than n.
 //
 // Every rank posts its receives ahead for a window of segments and
 // forwards each segment as soon as it has it. All the work is on a byte
@@ -31,6 +33,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -63,9 +66,12 @@ public:
                 owners_.push_back(r);
         if (owners_.empty()) {
             senders_.push_back(root);
+            owner_of_.push_back(-1);
+            sender_of_.push_back(root);
         } else {
             const int lf = std::max(1, std::min<int>(wan_senders, static_cast<int>(owners_.size())));
             senders_.assign(owners_.begin(), owners_.begin() + lf);
+            schedule();
         }
         const int lf = static_cast<int>(senders_.size());
         receivers_.resize(h.nclusters);
@@ -120,8 +126,55 @@ public:
     }
 
 private:
-    int owner(MPI_Count s) const { return owners_[s % owners_.size()]; }
-    int sender(MPI_Count s) const { return senders_[s % senders_.size()]; }
+    // Which owner gets which share of the segments. A WAN sender forwards
+    // (S - 1) / Lf of the message across besides passing its own segments
+    // to the m - 1 other owners, so when there are fewer WAN senders than
+    // owners (Lf < m) the senders own fewer segments: every owner then
+    // sends about (m + S - 2) / m of the message, none more. In units of
+    // 1 / (m * Lf): an owner that is not a sender gets A * Lf, a sender
+    // A * Lf - (S - 1) * m, with A = m + S - 2. A sender sends its own
+    // segments across, the others' segments go round robin over the
+    // senders. The schedule repeats with a period of a few hundred
+    // segments at most.
+    void schedule()
+    {
+        const long m = static_cast<long>(owners_.size()), lf = static_cast<long>(senders_.size());
+        const long wan = h_.nclusters - 1, a = m + wan - 1;
+        std::vector<long> weight(m);
+        for (long i = 0; i < m; ++i)
+            weight[i] = i < lf ? std::max(0L, a * lf - wan * m) : a * lf;
+        long sum = 0, g = 0;
+        for (long w : weight)
+            g = std::gcd(g, w);
+        for (long& w : weight)
+            sum += (w = g ? w / g : 1);
+        constexpr long max_period = 256;
+        if (sum > max_period) {
+            const long old_sum = sum;
+            sum = 0;
+            for (long& w : weight)
+                sum += (w = w ? std::max(1L, w * max_period / old_sum) : 0);
+        }
+        // Smooth weighted round robin, so an owner's segments are spread
+        // out rather than bunched; repeated Lf times so the segments that
+        // non-senders own divide evenly among the senders.
+        std::vector<long> credit(m, 0);
+        long next_sender = 0;
+        for (long k = 0; k < sum * lf; ++k) {
+            long best = -1;
+            for (long i = 0; i < m; ++i) {
+                credit[i] += weight[i];
+                if (weight[i] > 0 && (best < 0 || credit[i] > credit[best]))
+                    best = i;
+            }
+            credit[best] -= sum;
+            owner_of_.push_back(owners_[best]);
+            sender_of_.push_back(best < lf ? senders_[best] : senders_[next_sender++ % lf]);
+        }
+    }
+
+    int owner(MPI_Count s) const { return owner_of_[s % owner_of_.size()]; }
+    int sender(MPI_Count s) const { return sender_of_[s % sender_of_.size()]; }
     int receiver(int c, MPI_Count s) const { return h_.lanes[c][s % receivers_[c]]; }
 
     const Hierarchy& h_;
@@ -130,6 +183,8 @@ private:
     std::vector<int> owners_; // the root cluster's ranks but the root, in lane order
     std::vector<int> senders_; // the WAN senders
     std::vector<int> receivers_; // cluster -> how many of its lanes receive from the WAN
+    std::vector<int> owner_of_; // segment % period -> its owner
+    std::vector<int> sender_of_; // segment % period -> its WAN sender
 };
 
 // Runs the flow of `nseg` segments of `seg` bytes (the last one shorter)
