@@ -133,6 +133,66 @@ static void allgather(MPI_Comm comm, int count, int in_place, int gapped, int it
         MPI_Type_free(&gap);
 }
 
+/* allgather where odd ranks describe both buffers with a contiguous type
+ * of `count` ints (one element per block) and even ranks with plain ints:
+ * one type signature, different datatypes. */
+static void allgather_mixed(MPI_Comm comm, int count, int iter)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (count == 0)
+        return;
+    MPI_Datatype block;
+    MPI_Type_contiguous(count, MPI_INT, &block);
+    MPI_Type_commit(&block);
+    const long n = (long)count * size;
+    int* r = malloc(sizeof(int) * n);
+    int* s = malloc(sizeof(int) * count);
+    for (long i = 0; i < n; ++i)
+        r[i] = SENTINEL;
+    for (int i = 0; i < count; ++i)
+        s[i] = value(rank, i, iter);
+    if (rank % 2)
+        MPI_Allgather(s, 1, block, r, 1, block, comm);
+    else
+        MPI_Allgather(s, count, MPI_INT, r, count, MPI_INT, comm);
+    for (long i = 0; i < n; ++i) {
+        int want = value((int)(i / count), (int)(i % count), iter);
+        if (r[i] != want) {
+            CHECK(0, "allgather mixed count %d: [%ld] = %d, want %d", count, i, r[i], want);
+            break;
+        }
+    }
+    free(r);
+    free(s);
+    MPI_Type_free(&block);
+}
+
+/* bcast of MPI_DOUBLE_INT, a predefined type with padding. */
+static void bcast_double_int(MPI_Comm comm, int count, int root, int iter)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    struct di {
+        double d;
+        int i;
+    }* b = malloc(sizeof(struct di) * (count + 1));
+    for (int k = 0; k < count + 1; ++k) {
+        b[k].d = rank == root ? value(k, root, iter) * 0.5 : -1;
+        b[k].i = rank == root ? value(root, k, iter) : -1;
+    }
+    MPI_Bcast(b, count, MPI_DOUBLE_INT, root, comm);
+    for (int k = 0; k < count; ++k) {
+        if (b[k].d != value(k, root, iter) * 0.5 || b[k].i != value(root, k, iter)) {
+            CHECK(0, "bcast double_int count %d root %d: [%d] = (%g, %d)", count, root, k, b[k].d, b[k].i);
+            break;
+        }
+    }
+    CHECK(rank == root || (b[count].d == -1 && b[count].i == -1), "bcast double_int wrote past the end");
+    free(b);
+}
+
 /* allgatherv with counts that differ per rank, blocks in reverse order
  * with gaps between them; in place or not. */
 static void allgatherv(MPI_Comm comm, int base, int in_place, int iter)
@@ -229,12 +289,16 @@ static void suite(MPI_Comm comm, int large, const char* name)
         }
     for (int root = 0; root < size; root += 3)
         bcast_int(comm, large, root, ++iter);
+    for (int root = 0; root < size; root += 2)
+        bcast_double_int(comm, root == 0 ? large / 4 : 101, root, ++iter);
     bcast_vector(comm, large / 6, size - 1, ++iter);
     const int gcounts[] = {0, 1, 3, 31, 1009, 40009};
     for (unsigned c = 0; c < sizeof gcounts / sizeof *gcounts; ++c)
         for (int mode = 0; mode < 4; ++mode)
             allgather(comm, gcounts[c], mode & 1, mode >> 1, ++iter);
     allgather(comm, large / size, 0, 0, ++iter);
+    allgather_mixed(comm, 1, ++iter);
+    allgather_mixed(comm, 4099, ++iter);
     const int vbase[] = {0, 1, 5, 211, 30011};
     for (unsigned c = 0; c < sizeof vbase / sizeof *vbase; ++c)
         for (int ip = 0; ip < 2; ++ip)
