@@ -15,8 +15,11 @@ compile mpicc "$src/auto_select.c" auto_select || { finish; exit; }
 
 COLL_TIMEOUT=${COLL_TIMEOUT:-300}
 # 5 ranks: 3 in cluster 0 (two nodes), 2 in cluster 1.
-two_clusters() { # program args...
-    timeout -k 5 "$COLL_TIMEOUT" mpiexec -launcher exec -launcher-exec "env HASHI_TEST_HOST={host}" \
+two_clusters() { # [VAR=value ...] -- program args...
+    local envs=()
+    while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" timeout -k 5 "$COLL_TIMEOUT" mpiexec -launcher exec -launcher-exec "env HASHI_TEST_HOST={host}" \
         -hosts c0n0:2,c0n1:1,c1n0:2 -n 3 -env HASHI_CLUSTER_ID 0 "$@" : -n 2 -env HASHI_CLUSTER_ID 1 "$@"
 }
 choice() { # collective algorithm: the verbose line of that choice (loosely)
@@ -27,7 +30,7 @@ forced=(HASHI_COLL_PROBE=off HASHI_COLL_VERBOSE=1 HASHI_COLL_BCAST=matsuda HASHI
     HASHI_COLL_REDUCE_SCATTER_BLOCK=hier HASHI_COLL_BARRIER=hier)
 
 ## C: collcheck, forced algorithms ########################################
-run c-forced -- env "${forced[@]}" two_clusters ./collcheck --quick --comm world \
+run c-forced -- two_clusters "${forced[@]}" -- ./collcheck --quick --comm world \
     --coll bcast,allreduce,reduce,allgather,alltoall,barrier,reduce_scatter_block
 expect_status c-forced 0
 expect_in c-forced c-forced.out '^collcheck: [0-9]+ cases, 0 failed$'
@@ -37,7 +40,7 @@ for pair in "bcast matsuda" "allreduce lr_lr" "reduce hier" "allgather hier" "al
 done
 
 ## Fortran (use mpi): the same algorithms, and correct results ############
-run fortran -- env "${forced[@]}" two_clusters ./fortran_coll
+run fortran -- two_clusters "${forced[@]}" -- ./fortran_coll
 expect_status fortran 0
 expect_in fortran fortran.out '^fortran_coll: 5 ranks: OK'
 for pair in "bcast matsuda" "allreduce lr_lr" "reduce hier" "allgather hier" "alltoall hier" "barrier hier" \
@@ -56,14 +59,14 @@ wan_flow_rate_mbit = 100
 wan_rate_mbit = 1000
 reduce_rate_mbyte = 2000
 EOF
-run auto -- env HASHI_COLL_VERBOSE=1 HASHI_COLL_PARAMS="$work/wan.params" two_clusters ./auto_select
+run auto -- two_clusters HASHI_COLL_VERBOSE=1 HASHI_COLL_PARAMS="$work/wan.params" -- ./auto_select
 expect_status auto 0
 expect_in auto auto.out '^auto_select: 5 ranks, 0 wrong values: OK'
 expect_in auto auto.err "$(choice allreduce '(leader|matsuda|lr_lr|lr_rab|lr_lr_pipe|ring)')\(cost model"
 expect_in auto auto.err "$(choice allreduce mpich)\(non-commutative"
 
 ## HASHI_COLL=off: nothing of ours runs, results still right ##############
-run off -- env HASHI_COLL=off HASHI_COLL_VERBOSE=1 two_clusters ./fortran_coll
+run off -- two_clusters HASHI_COLL=off HASHI_COLL_VERBOSE=1 -- ./fortran_coll
 expect_status off 0
 expect_in off off.out '^fortran_coll: 5 ranks: OK'
 expect_count off off.err '^hashi-coll: [a-z_]+ on comm' 0
