@@ -31,7 +31,7 @@ static int wrank;
 
 static int value(int a, int b, int c)
 {
-    return (a * 1000003 + b * 7919 + c * 31) & 0x7fffffff;
+    return (int)(((unsigned)a * 1000003u + (unsigned)b * 7919u + (unsigned)c * 31u) & 0x7fffffffu);
 }
 #define SENTINEL (-7)
 
