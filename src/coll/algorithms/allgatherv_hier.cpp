@@ -69,11 +69,23 @@ public:
     MPI_Count offset(int r) const { return offset_[r]; }
     MPI_Count bytes(int r) const { return bytes_[r]; }
 
-    // Piece j of `parts` of cluster c's blocks, taken in member order.
-    std::pair<MPI_Count, MPI_Count> piece_of(int c, int j, int parts) const
+    // Part k of cluster c's blocks (taken in member order) for a cluster of
+    // q ranks, whose lanes 0..L-1 also send over the WAN. Every rank passes
+    // its part on to the q - 1 others, and a sending lane also sends about
+    // 1 / L of its own cluster's blocks across, so with clusters of similar
+    // size the sending lanes' parts are smaller, (L - 1) : L, which makes
+    // every rank send about as much.
+    std::pair<MPI_Count, MPI_Count> part_of(int c, int k, int q, int L) const
     {
         const MPI_Count n = cluster_bytes_[c];
-        return {n * j / parts, n * (j + 1) / parts};
+        if (q <= L)
+            return {n * k / q, n * (k + 1) / q};
+        // Weight of parts 0..j-1.
+        auto before = [&](MPI_Count j) {
+            return j <= L ? j * (L - 1) : static_cast<MPI_Count>(L) * (L - 1) + (j - L) * L;
+        };
+        const MPI_Count total = before(q);
+        return {n * before(k) / total, n * before(k + 1) / total};
     }
 
     // The message that carries bytes [a, b) of cluster c's blocks; empty
@@ -134,11 +146,12 @@ int post(Message& m, bool send, int peer, int tag, MPI_Comm comm, MPI_Request* r
 
 // Phases 2 and 3: the WAN exchange and the local hand-out, as one data
 // flow. Cluster c's blocks are cut into one part per rank of a destination
-// cluster d; part k goes over the WAN to d's lane k, sent by c's lane
-// k % L, so at most L ranks of c send across while every rank of d gets an
-// equal share, and each rank passes the parts it got to the rest of its
-// cluster as soon as each has arrived. (Sending everything to L receivers
-// instead would leave them to forward (q - 1) / L of the remote data each.)
+// cluster d (see Image::part_of); part k goes over the WAN to d's lane k,
+// sent by c's lane k % L, so at most L ranks of c send across while every
+// rank of d receives a part, and each rank passes the parts it got to the
+// rest of its cluster as soon as each has arrived. (Sending everything to
+// L receivers instead would leave them to forward (q - 1) / L of the
+// remote data each.)
 int exchange_between_clusters(const Image& img, const Hierarchy& h, const Tuning& t)
 {
     const int L = std::max(1, std::min(t.wan_senders, h.min_cluster_size));
@@ -151,7 +164,7 @@ int exchange_between_clusters(const Image& img, const Hierarchy& h, const Tuning
     reqs.reserve(static_cast<std::size_t>(h.nclusters) * 2 * q + h.size / L + 1);
     auto add = [&](int c, int part, int parts, bool send, int peer, int tag) {
         Message m;
-        auto [a, b] = img.piece_of(c, part, parts);
+        auto [a, b] = img.part_of(c, part, parts, L);
         int err = img.message(c, a, b, m);
         reqs.push_back(MPI_REQUEST_NULL);
         return err == MPI_SUCCESS ? post(m, send, peer, tag, h.comm, &reqs.back()) : err;
