@@ -46,8 +46,10 @@ int allreduce_leader(
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    if (h.my_cluster_size() > 1)
-        rc = PMPI_Bcast(recvbuf, count, type, 0, h.cluster_comm);
+    if (h.my_cluster_size() > 1) {
+        const WireType wire(type);
+        rc = PMPI_Bcast(recvbuf, count, wire.get(), 0, h.cluster_comm);
+    }
     return rc;
 }
 

@@ -38,12 +38,29 @@ int mod(int a, int p)
 
 } // namespace
 
+WireType::WireType(MPI_Datatype type) : type_(type)
+{
+    for (MPI_Datatype pair : {MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT})
+        if (type == pair && pair != MPI_DATATYPE_NULL) {
+            if (PMPI_Type_dup(type, &dup_) != MPI_SUCCESS || PMPI_Type_commit(&dup_) != MPI_SUCCESS)
+                dup_ = MPI_DATATYPE_NULL;
+            return;
+        }
+}
+
+WireType::~WireType()
+{
+    if (dup_ != MPI_DATATYPE_NULL)
+        PMPI_Type_free(&dup_);
+}
+
 int run_chains(
     MPI_Comm comm, MPI_Datatype type, MPI_Op op, int chains, int window, MPI_Aint temp_elems, const ChainBuilder& build)
 {
     if (chains <= 0)
         return MPI_SUCCESS;
     window = std::clamp(window, 1, chains);
+    const WireType wire(type);
     std::vector<Slot> slots(static_cast<std::size_t>(window));
     for (int i = 0; i < window; ++i) {
         slots[static_cast<std::size_t>(i)].next = i;
@@ -63,8 +80,8 @@ int run_chains(
                     if (x.count == 0 || x.send != (pass == 1))
                         continue;
                     MPI_Request r;
-                    const int rc = x.send ? PMPI_Isend(x.buf, x.count, type, x.peer, tag, comm, &r)
-                                          : PMPI_Irecv(x.buf, x.count, type, x.peer, tag, comm, &r);
+                    const int rc = x.send ? PMPI_Isend(x.buf, x.count, wire.get(), x.peer, tag, comm, &r)
+                                          : PMPI_Irecv(x.buf, x.count, wire.get(), x.peer, tag, comm, &r);
                     if (rc != MPI_SUCCESS)
                         return rc;
                     s.requests.push_back(r);

@@ -54,6 +54,25 @@ using Schedule = std::vector<Step>;
 // run_chains), reused by consecutive steps.
 using ChainBuilder = std::function<void(int chain, void* temp, Schedule& out)>;
 
+// The type to send elements of `type` with. MPICH 4.0.2 crashes (SIGSEGV
+// in MPIDI_isend) sending the predefined pair types with a hole
+// (MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT)
+// between two ranks of one node; a duplicate of the type, same layout,
+// goes through. Messages use it; reductions keep the original, which the
+// op (MINLOC, MAXLOC) requires.
+class WireType {
+public:
+    explicit WireType(MPI_Datatype type);
+    ~WireType();
+    WireType(const WireType&) = delete;
+    WireType& operator=(const WireType&) = delete;
+    MPI_Datatype get() const { return dup_ != MPI_DATATYPE_NULL ? dup_ : type_; }
+
+private:
+    MPI_Datatype type_;
+    MPI_Datatype dup_ = MPI_DATATYPE_NULL;
+};
+
 // Runs `chains` schedules on `comm`, at most `window` of them in flight,
 // each step of each as soon as its predecessor in the same chain is done.
 // Chain c uses tag c % window and starts when chain c - window is done, so
