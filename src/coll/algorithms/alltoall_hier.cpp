@@ -46,8 +46,6 @@ int alltoall_hier(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     MPI_Datatype recvtype, const Hierarchy& h, const Tuning& t)
 {
     const bool in_place = sendbuf == MPI_IN_PLACE;
-    if (h.nclusters == 1)
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, h.comm);
     if (recvcount < 0 || (!in_place && sendcount < 0))
         return MPI_ERR_COUNT;
     // Every rank moves blocks of the same signature, so when this rank's are

@@ -21,6 +21,7 @@
 #include "../algorithms.hpp"
 #include "../datatype.hpp"
 #include "../pacing.hpp"
+#include "ring_blocks.hpp" // WireType
 
 #include <mpi.h>
 
@@ -77,7 +78,7 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
     int* tag_ub = nullptr;
     int has_ub = 0;
     PMPI_Comm_get_attr(h.comm, MPI_TAG_UB, &tag_ub, &has_ub);
-    if (h.nclusters == 1 || !has_ub || *tag_ub < tag_wan + h.max_cluster_size)
+    if (!has_ub || *tag_ub < tag_wan + h.max_cluster_size)
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, h.comm);
 
     const int P = h.size, me = h.rank, A = h.my_cluster;
@@ -93,6 +94,7 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
     if ((rc = PMPI_Type_size_c(recvtype, &rsize)) != MPI_SUCCESS)
         return rc;
     const TypeInfo rinfo = type_info(recvtype);
+    const WireType rwire(recvtype), swire(in_place ? MPI_DATATYPE_NULL : sendtype);
 
     // What this rank sends to each rank. In place, the data to send is in
     // recvbuf, which receives overwrite: pack it away first.
@@ -118,7 +120,7 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
             return rc;
         const TypeInfo sinfo = type_info(sendtype);
         for (int d = 0; d < P; ++d)
-            out[d] = {element(sendbuf, sinfo, sdispls[d]), sendcounts[d], sendtype, sendcounts[d] * ssize};
+            out[d] = {element(sendbuf, sinfo, sdispls[d]), sendcounts[d], swire.get(), sendcounts[d] * ssize};
     }
 
     const int my_lanes = lanes_of(h, t, A);
@@ -156,14 +158,14 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
         const int from = local ? s : lane_for(h, t, s);
         const int tag = local ? tag_local : tag_wan + h.lane_of[s];
         MPI_Request r;
-        if (!post(PMPI_Irecv_c(element(recvbuf, rinfo, rdispls[s]), recvcounts[s], recvtype, from, tag, h.comm, &r)))
+        if (!post(PMPI_Irecv_c(element(recvbuf, rinfo, rdispls[s]), recvcounts[s], rwire.get(), from, tag, h.comm, &r)))
             return give_up();
         reqs.push_back(r);
     }
 
     // A lane learns how big each remote-bound block of its sources is.
     std::vector<int> sources; // ranks whose remote blocks I send, myself excluded
-    if (lane)
+    if (lane && nremote > 0)
         for (int p = h.my_lane + my_lanes; p < h.my_cluster_size(); p += my_lanes)
             sources.push_back(h.lanes[A][p]);
     std::vector<std::vector<MPI_Count>> sizes(sources.size(), std::vector<MPI_Count>(nremote));
@@ -176,7 +178,8 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
     std::vector<MPI_Count> my_sizes;
     if (lane) {
         // My own blocks go over the WAN at once; they need no hand-over.
-        share = std::make_unique<WanShare>(h, my_lanes);
+        if (nremote > 0)
+            share = std::make_unique<WanShare>(h, my_lanes);
         for (int d : remote) {
             if (out[d].bytes == 0)
                 continue;
@@ -185,7 +188,7 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
                 return give_up();
             reqs.push_back(r);
         }
-    } else {
+    } else if (nremote > 0) {
         const int to = lane_for(h, t, me);
         for (int d : remote)
             my_sizes.push_back(out[d].bytes);

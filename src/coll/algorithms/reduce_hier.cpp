@@ -18,6 +18,7 @@
 #include "../algorithms.hpp"
 #include "../datatype.hpp"
 #include "../pacing.hpp"
+#include "ring_blocks.hpp" // WireType
 
 #include <mpi.h>
 
@@ -66,13 +67,12 @@ int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
         return MPI_ERR_ROOT;
     if (count == 0)
         return MPI_SUCCESS;
-    if (h.nclusters == 1)
-        return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, h.comm);
 
     const int R = h.cluster_of[root], A = h.my_cluster, S = h.nclusters;
     const bool is_root = h.rank == root;
     const void* in = is_root && sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     const TypeInfo ti = type_info(type);
+    const WireType wire(type); // for point-to-point transfers; reductions use `type`
 
     auto lanes_in = [&](int c) { return std::max(1, std::min(t.wan_senders, h.cluster_size(c))); };
     // The holders of each cluster in cluster-rank order: the reduce-scatter
@@ -135,7 +135,8 @@ int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
                 if (lo >= hi)
                     continue;
                 MPI_Request r;
-                const int rc = PMPI_Irecv(element(into, ti, lo - rb), hi - lo, type, holder(B, j), tag_wan, h.comm, &r);
+                const int rc =
+                    PMPI_Irecv(element(into, ti, lo - rb), hi - lo, wire.get(), holder(B, j), tag_wan, h.comm, &r);
                 if (reqs.add(rc, r) != MPI_SUCCESS)
                     return rc;
             }
@@ -159,7 +160,7 @@ int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
         if (re == rb)
             return MPI_SUCCESS; // the root posts no receive for an empty piece
         MPI_Request r;
-        return sends[s % 2].add(PMPI_Isend(sum, re - rb, type, root, tag_root, h.comm, &r), r);
+        return sends[s % 2].add(PMPI_Isend(sum, re - rb, wire.get(), root, tag_root, h.comm, &r), r);
     };
 
     std::unique_ptr<WanShare> share;
@@ -193,7 +194,8 @@ int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
                 if (lo >= hi)
                     continue;
                 MPI_Request r;
-                rc = PMPI_Isend(element(mine[p].data(), ti, lo - mb), hi - lo, type, holder(R, i), tag_wan, h.comm, &r);
+                rc = PMPI_Isend(
+                    element(mine[p].data(), ti, lo - mb), hi - lo, wire.get(), holder(R, i), tag_wan, h.comm, &r);
                 if (sends[p].add(rc, r) != MPI_SUCCESS)
                     return give_up(rc);
             }
@@ -206,7 +208,7 @@ int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type
                 if (b == e || i == me_holder)
                     continue;
                 MPI_Request r;
-                rc = PMPI_Irecv(element(recvbuf, ti, sb + b), e - b, type, holder(R, i), tag_root, h.comm, &r);
+                rc = PMPI_Irecv(element(recvbuf, ti, sb + b), e - b, wire.get(), holder(R, i), tag_root, h.comm, &r);
                 if (at_root.add(rc, r) != MPI_SUCCESS)
                     return give_up(rc);
             }

@@ -16,6 +16,7 @@
 #include "../algorithms.hpp"
 #include "../datatype.hpp"
 #include "../pacing.hpp"
+#include "ring_blocks.hpp" // WireType
 
 #include <mpi.h>
 
@@ -53,13 +54,12 @@ int reduce_scatter_block_hier(const void* sendbuf, void* recvbuf, int recvcount,
         return MPI_ERR_COUNT;
     if (recvcount == 0)
         return MPI_SUCCESS;
-    if (h.nclusters == 1)
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, h.comm);
 
     const MPI_Aint rc = recvcount;
     const int A = h.my_cluster, S = h.nclusters;
     const int my_lanes = lanes_of(h, t, A);
     const TypeInfo ti = type_info(type);
+    const WireType wire(type); // for point-to-point transfers; reductions use `type`
     // In place, the input is recvbuf; it is copied below before anything
     // is written to recvbuf.
     const void* in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
@@ -133,7 +133,7 @@ int reduce_scatter_block_hier(const void* sendbuf, void* recvbuf, int recvcount,
             if (lo >= hi)
                 continue;
             MPI_Request req;
-            if (!post(PMPI_Irecv(element(into, ti, lo - mine), static_cast<int>(hi - lo), type, h.lanes[B][j],
+            if (!post(PMPI_Irecv(element(into, ti, lo - mine), static_cast<int>(hi - lo), wire.get(), h.lanes[B][j],
                           tag_partial, h.comm, &req),
                     req))
                 return give_up();
@@ -156,7 +156,7 @@ int reduce_scatter_block_hier(const void* sendbuf, void* recvbuf, int recvcount,
             for (int k = static_cast<int>(b / rc); k < h.cluster_size(B) && k * rc < e; ++k) {
                 const MPI_Aint lo = std::max(b, k * rc), hi = std::min(e, (k + 1) * rc);
                 MPI_Request req;
-                if (!post(PMPI_Isend(element(result.data(), ti, from + lo - b), static_cast<int>(hi - lo), type,
+                if (!post(PMPI_Isend(element(result.data(), ti, from + lo - b), static_cast<int>(hi - lo), wire.get(),
                               h.members[B][k], tag_partial, h.comm, &req),
                         req))
                     return give_up();
