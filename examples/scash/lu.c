@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int n = 256, bs = 16, nb, grid_rows, grid_cols;
 
@@ -134,6 +135,15 @@ static void fill(double** m, int me)
             }
 }
 
+/* CPU seconds of this process (all its threads): less disturbed than the
+ * wall time by other jobs on a shared machine. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int main(int argc, char** argv)
 {
     int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC, hand = 0, one_region = 0;
@@ -218,17 +228,18 @@ int main(int argc, char** argv)
     fill(m, me);
     scash_barrier();
 
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), c0 = cpu_seconds();
     factor(m, me, scash_barrier);
     scash_barrier();
-    double seconds = MPI_Wtime() - t0;
+    double seconds = MPI_Wtime() - t0, cpu = cpu_seconds() - c0, cpu_total = 0;
+    MPI_Reduce(&cpu, &cpu_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     scash_stats_t s;
     scash_stats_total(&s);
     int status = 0;
     if (me == 0) {
-        printf("lu: n=%d B=%d P=%d layout=%s homes=%s%s time=%.3f s\n", n, bs, np, one_region ? "one" : "owner",
-            dist_name, migrate ? "+dynamic" : "+static", seconds);
+        printf("lu: n=%d B=%d P=%d layout=%s homes=%s%s time=%.3f s cpu=%.3f s\n", n, bs, np,
+            one_region ? "one" : "owner", dist_name, migrate ? "+dynamic" : "+static", seconds, cpu_total);
         if (!quiet)
             printf("lu: stats: messages=%llu bytes=%llu pages_fetched=%llu diffs=%llu diff_bytes=%llu home_moves=%llu "
                    "barriers=%llu\n",
