@@ -279,7 +279,7 @@ static void run_all(MPI_Comm comm, const char* cname, int max_count)
         {"2int maxloc", MPI_2INT, MPI_MAXLOC, 2},
         {"int user op", MPI_INT, user, 1},
     };
-    const int counts[] = {0, 1, 2, 3, 5, 7, 13, 64, 1000, 4099};
+    const int counts[] = {0, 1, 2, 3, 5, 7, 13, 64, 1000, 4099, 20011};
     for (unsigned c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         int count = counts[c];
         if (count > max_count)
