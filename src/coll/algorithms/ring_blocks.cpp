@@ -322,7 +322,9 @@ int hier_allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype t
     if (pipe.segment_bytes > 0)
         seg = std::clamp<MPI_Aint>(static_cast<MPI_Aint>(pipe.segment_bytes) / ti.size, 1, count);
     const int chains = static_cast<int>((count + seg - 1) / seg);
-    const MPI_Aint temp_elems = seg * std::max(1, S - 1);
+    // Every block a step receives lies inside one lane piece (at most
+    // ceil(seg / L) elements); the exchange of matsuda takes S - 1 of them.
+    const MPI_Aint temp_elems = (seg + L - 1) / L * std::max(1, S - 1);
 
     auto build = [&](int chain, void* temp, Schedule& s) {
         const MPI_Aint begin = chain * seg;
