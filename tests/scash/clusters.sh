@@ -23,7 +23,9 @@ trap cleanup EXIT
 # Generous limits: each only turns a hang into a failure.
 limit=${SCASH_CLUSTER_TIMEOUT:-240}
 
-run up -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode routed
+# Real-time delay lines: on a loaded machine a starved delay line stalls the
+# WAN long enough for the startup connections' keepalive to give up.
+run up -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode routed --realtime
 expect_status up 0
 
 ex="$HASHI_SRCDIR/examples/scash"
