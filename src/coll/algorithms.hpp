@@ -62,11 +62,16 @@ int allreduce_ring(
     const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, const Hierarchy& h, const Tuning& t);
 
 // ---- reduce, reduce_scatter_block --------------------------------------
-// Reduce-scatter in every cluster onto lanes, remote lanes send their
-// reduced pieces to the root cluster's lanes (one WAN crossing), which
-// reduce them and gather to the root.
+// Reduce-scatter in every cluster onto holders (lanes; the root's cluster's
+// start at the root), remote holders send the overlapping parts of their
+// reduced pieces to the root cluster's holders (one WAN crossing per remote
+// cluster), which reduce them and send them to the root; segmented.
 int reduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
     const Hierarchy& h, const Tuning& t);
+// Reduce-scatter in every cluster gives each rank its block summed over
+// its cluster and each lane its share of the other clusters' blocks; lanes
+// send those partial sums straight to the owning ranks (each byte crosses
+// the WAN once, at most L senders per cluster), which add them.
 int reduce_scatter_block_hier(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
     const Hierarchy& h, const Tuning& t);
 
@@ -79,9 +84,12 @@ int allgatherv_hier(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     const int* displs, MPI_Datatype recvtype, const Hierarchy& h, const Tuning& t);
 
 // ---- alltoall(v) -------------------------------------------------------
-// Two phases: a local shuffle so that lane j of cluster A holds all that
-// cluster A sends to lane j's share of cluster B, one WAN exchange per lane
-// pair, then local delivery; intra-cluster pairs exchange directly.
+// Blocks inside a cluster go directly. Blocks to other clusters leave from
+// at most L lanes per cluster: lane l sends, straight to every remote rank,
+// the blocks of the ranks at lane positions l, l+L, ... (which hand them to
+// it first when they are not lanes themselves). Every block crosses the
+// WAN once, and no node link carries a remote block twice when every rank
+// is a lane (one rank per node), unlike a shuffle onto lane pairs.
 int alltoall_hier(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
     MPI_Datatype recvtype, const Hierarchy& h, const Tuning& t);
 int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,

@@ -18,8 +18,8 @@ struct LinkParams {
     double reduce_rate = 1e9; // bytes/s reduced by one core (1/gamma)
     std::string source = "built-in defaults";
 
-    // k* = floor(B_w / one flow's rate): more concurrent WAN senders than
-    // this overflow the bottleneck.
+    // k* = B_w / one flow's rate, rounded: more concurrent WAN senders
+    // than this overflow the bottleneck.
     int wan_senders() const;
     // Aggregate WAN rate of k concurrent flows, each paced to its share
     // when k exceeds k* (unpaced flows past k* lose to congestion: `paced`

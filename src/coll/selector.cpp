@@ -14,6 +14,9 @@ namespace hashi::coll {
 
 namespace {
 
+// The predicted time ours must beat MPICH's by (a fraction of it).
+constexpr double kMargin = 0.9;
+
 bool is_reduction(Collective c)
 {
     return c == Collective::reduce || c == Collective::allreduce || c == Collective::reduce_scatter_block;
@@ -42,6 +45,13 @@ std::string decide(const Hierarchy& h, const Call& call, int lanes, std::string&
     for (std::size_t i = 0; i < est.size(); ++i)
         why << (i ? " <" : "") << " " << est[i].algorithm << " " << std::lround(est[i].seconds * 1e6) << " us";
     reason = why.str();
+    // Ours must promise a clear gain: MPICH's algorithms are the mature
+    // ones, and the model cannot see every implementation cost.
+    const auto mpich = std::find_if(est.begin(), est.end(), [](const Estimate& e) { return e.algorithm == "mpich"; });
+    if (est.front().algorithm != "mpich" && mpich != est.end() && est.front().seconds > kMargin * mpich->seconds) {
+        reason += "; within " + std::to_string(std::lround((1 - kMargin) * 100)) + "% of MPICH's: MPICH";
+        return "mpich";
+    }
     return std::string(est.front().algorithm);
 }
 

@@ -9,7 +9,7 @@ namespace hashi::coll {
 
 struct Tuning {
     // Cap on concurrent WAN senders per direction between two clusters
-    // (k* = floor(B_wan / B_node) from the link parameters, or forced with
+    // (k* = B_wan / B_flow rounded, from the link parameters, or forced with
     // HASHI_COLL_WAN_SENDERS). Algorithms run at most this many lanes
     // across the WAN at once. At least 1.
     int wan_senders = 1;
