@@ -190,7 +190,13 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
         (sendbuf != MPI_IN_PLACE && sendtype == MPI_DATATYPE_NULL) || (h = eligible(comm)) == nullptr)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     const double bytes = double(recvcount) * type_size(recvtype) * h->size;
-    const Choice choice = choose(*h, {Collective::alltoall, bytes, recvcount});
+    Choice choice = choose(*h, {Collective::alltoall, bytes, recvcount});
+    // MPICH 4.0.2's Bruck alltoall divides by zero on the pair types of two
+    // different basic types once 8 or more ranks span nodes: ours instead.
+    if (choice.algorithm == "mpich" && h->size >= 8 && h->nclusters > 1)
+        for (MPI_Datatype pair : {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT})
+            if (recvtype == pair || (sendbuf != MPI_IN_PLACE && sendtype == pair))
+                choice.algorithm = "hier";
     if (choice.algorithm == "mpich")
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return run(comm, Collective::alltoall, choice, [&](const Tuning& t) {
