@@ -2,6 +2,7 @@
 #include "datatype.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 namespace hashi::coll {
 
@@ -40,6 +41,33 @@ int copy_elements(const void* src, void* dst, MPI_Aint count, MPI_Datatype type)
     // does it without the network.
     return PMPI_Sendrecv(src, static_cast<int>(count), type, 0, 0, dst, static_cast<int>(count), type, 0, 0,
         MPI_COMM_SELF, MPI_STATUS_IGNORE);
+}
+
+// True when the bytes of `type`, as MPI packs them, are its bytes in
+// memory without holes: then a byte range of a message is a byte range of
+// the buffer and no packing is needed.
+bool bytes_are_memory(MPI_Datatype type)
+{
+    const TypeInfo ti = type_info(type);
+    if (ti.size != ti.extent || ti.true_extent != ti.size)
+        return false;
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED)
+        return true;
+    if (combiner != MPI_COMBINER_DUP && combiner != MPI_COMBINER_CONTIGUOUS)
+        return false;
+    // A duplicate or a contiguous run of a type whose bytes are in memory
+    // order has its bytes in memory order too.
+    std::vector<int> ints(ni);
+    std::vector<MPI_Aint> addrs(na);
+    std::vector<MPI_Datatype> types(nd);
+    PMPI_Type_get_contents(type, ni, na, nd, ints.data(), addrs.data(), types.data());
+    const bool inner = bytes_are_memory(types[0]);
+    PMPI_Type_get_envelope(types[0], &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&types[0]);
+    return inner;
 }
 
 } // namespace hashi::coll

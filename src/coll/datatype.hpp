@@ -56,6 +56,10 @@ private:
     void* base_ = nullptr;
 };
 
+// True when the bytes of `type`, as MPI packs them, are its bytes in
+// memory without holes (no packing needed for byte ranges of a message).
+bool bytes_are_memory(MPI_Datatype type);
+
 // Copies `count` elements of `type` from src to dst (both laid out as
 // user buffers of `type`), through MPI so holes in the type are kept.
 int copy_elements(const void* src, void* dst, MPI_Aint count, MPI_Datatype type);

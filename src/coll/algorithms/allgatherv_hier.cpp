@@ -28,8 +28,7 @@
 namespace hashi::coll::algo {
 
 namespace detail {
-// Shared with allgather_hier.cpp and bcast_matsuda.cpp, which declare them.
-bool bytes_are_memory(MPI_Datatype type);
+// Shared with allgather_hier.cpp, which declares it.
 int gather_bytes(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
     const std::vector<MPI_Count>& counts, const std::vector<MPI_Aint>& displs, MPI_Datatype recvtype,
     const Hierarchy& h, const Tuning& t);
@@ -214,33 +213,6 @@ int exchange_between_clusters(const Image& img, const Hierarchy& h, const Tuning
 } // namespace
 
 namespace detail {
-
-// True when the bytes of `type`, as MPI packs them, are its bytes in
-// memory without holes: then a byte range of a message is a byte range of
-// the buffer and no packing is needed.
-bool bytes_are_memory(MPI_Datatype type)
-{
-    const TypeInfo ti = type_info(type);
-    if (ti.size != ti.extent || ti.true_extent != ti.size)
-        return false;
-    int ni = 0, na = 0, nd = 0, combiner = 0;
-    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-    if (combiner == MPI_COMBINER_NAMED)
-        return true;
-    if (combiner != MPI_COMBINER_DUP && combiner != MPI_COMBINER_CONTIGUOUS)
-        return false;
-    // A duplicate or a contiguous run of a type whose bytes are in memory
-    // order has its bytes in memory order too.
-    std::vector<int> ints(ni);
-    std::vector<MPI_Aint> addrs(na);
-    std::vector<MPI_Datatype> types(nd);
-    PMPI_Type_get_contents(type, ni, na, nd, ints.data(), addrs.data(), types.data());
-    const bool inner = bytes_are_memory(types[0]);
-    PMPI_Type_get_envelope(types[0], &ni, &na, &nd, &combiner);
-    if (combiner != MPI_COMBINER_NAMED)
-        PMPI_Type_free(&types[0]);
-    return inner;
-}
 
 // The allgatherv of both entry points: counts[r] elements of recvtype from
 // rank r land at element displs[r] of recvbuf.

@@ -13,6 +13,7 @@
 // MPI_LONG_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT) between ranks of one
 // node, which a root and a leader of another cluster can be in a test.
 #include "../algorithms.hpp"
+#include "../datatype.hpp"
 #include "../pacing.hpp"
 
 #include <mpi.h>
@@ -22,11 +23,6 @@
 #include <vector>
 
 namespace hashi::coll::algo {
-
-namespace detail {
-// In allgatherv_hier.cpp.
-bool bytes_are_memory(MPI_Datatype type);
-} // namespace detail
 
 namespace {
 constexpr int tag_leader = 0x4c00;
@@ -58,7 +54,7 @@ int bcast_leader(void* buf, int count, MPI_Datatype type, int root, const Hierar
     if (h.nclusters > 1 && (h.rank == root || is_leader) && n <= INT_MAX) {
         wire_count = static_cast<int>(n);
         wire_type = MPI_BYTE;
-        if (detail::bytes_are_memory(type)) {
+        if (bytes_are_memory(type)) {
             MPI_Aint true_lb = 0, true_extent = 0;
             PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
             wire = static_cast<char*>(buf) + true_lb;

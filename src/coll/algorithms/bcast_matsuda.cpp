@@ -39,11 +39,6 @@
 
 namespace hashi::coll::algo {
 
-namespace detail {
-// In allgatherv_hier.cpp.
-bool bytes_are_memory(MPI_Datatype type);
-} // namespace detail
-
 namespace {
 
 constexpr int tag_segment = 0x4b00; // + segment % window
@@ -289,7 +284,7 @@ int bcast_matsuda(void* buf, int count, MPI_Datatype type, int root, const Hiera
         seg -= seg % segment_align;
 
     // The image: the user's buffer, or a packed copy of it.
-    const bool direct = detail::bytes_are_memory(type);
+    const bool direct = bytes_are_memory(type);
     std::unique_ptr<char[]> packed;
     char* image = static_cast<char*>(buf) + ti.true_lb;
     int err = MPI_SUCCESS;
