@@ -21,9 +21,12 @@
 #pragma once
 
 #include "hierarchy.hpp"
+#include "schedule.hpp"
 #include "tuning.hpp"
 
 #include <mpi.h>
+
+#include <memory>
 
 namespace hashi::coll::algo {
 
@@ -99,5 +102,19 @@ int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispl
 // Node, then cluster, then one dissemination among cluster leaders (one
 // WAN latency per round of ceil(log2 S)), then release back down.
 int barrier_hier(const Hierarchy& h, const Tuning& t);
+
+// ---- nonblocking forms -------------------------------------------------
+// Each builds the Schedule of one call (messages on h.nb_comm with `tag`);
+// nonblocking.cpp runs it behind the user's request. The same rules as
+// above hold, except that they return a schedule instead of running it.
+// In every cluster data moves on a ClusterTree (cluster_tree.hpp) rooted
+// at the cluster's entry: binomial for one segment, a chain for several.
+std::unique_ptr<Schedule> ibcast_hier(
+    void* buf, int count, MPI_Datatype type, int root, const Hierarchy& h, const Tuning& t, int tag);
+std::unique_ptr<Schedule> ireduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+    int root, const Hierarchy& h, const Tuning& t, int tag);
+std::unique_ptr<Schedule> iallreduce_hier(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+    const Hierarchy& h, const Tuning& t, int tag);
+std::unique_ptr<Schedule> ibarrier_hier(const Hierarchy& h, int tag);
 
 } // namespace hashi::coll::algo

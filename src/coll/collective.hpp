@@ -20,8 +20,16 @@ enum class Collective {
     alltoallv,
     barrier,
     reduce_scatter_block,
+    // Nonblocking forms with algorithms of our own (the others go to MPICH).
+    ibcast,
+    ireduce,
+    iallreduce,
+    ibarrier,
 };
-inline constexpr std::size_t kCollectives = 9;
+inline constexpr std::size_t kCollectives = 13;
+
+// MPI_Ibcast -> bcast, ...; a blocking collective is its own.
+Collective blocking_form(Collective c);
 
 // "bcast", "allreduce", ... (lower case, as in HASHI_COLL_VERBOSE output).
 std::string_view name_of(Collective c);

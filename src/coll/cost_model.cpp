@@ -197,6 +197,42 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
         e.push_back({"mpich", mpich_barrier(m)});
         e.push_back({"hier", 4 * log2ceil(static_cast<int>(q)) * m.al + log2ceil(static_cast<int>(S)) * m.Lw});
         break;
+    // The nonblocking algorithms (algorithms/i*_hier.cpp) against MPICH's
+    // nonblocking ones, which pick the same shapes as its blocking ones.
+    // One segment: binomial trees in the clusters, one WAN message per
+    // cluster pair. Several: chains in the clusters, segments streaming
+    // through the tree, the WAN and the tree again, each rank's link
+    // carrying what the busiest rank moves.
+    case Collective::ibcast: {
+        e.push_back({"mpich", mpich_bcast(m, n)});
+        const double tree = log2ceil(static_cast<int>(q)) * (m.al + n / m.Bn);
+        const double chain_fill = 2 * q * (m.al + seg / m.Bn) + m.Lw;
+        e.push_back({"hier",
+            n <= seg ? m.Lw + (S - 1) * (m.al + n / m.flow()) + tree : std::max(n / m.Bn, n / m.flow()) + chain_fill});
+        break;
+    }
+    case Collective::iallreduce: {
+        e.push_back({"mpich", mpich_allreduce(m, n, call.count, call.user_op)});
+        const double tree = log2ceil(static_cast<int>(q)) * (2 * m.al + 2 * n / m.Bn + n * m.g);
+        const double chain_fill = 3 * q * (m.al + seg / m.Bn) + m.Lw;
+        e.push_back({"hier",
+            n <= seg ? tree + m.Lw + (S - 1) * n / m.flow() + S * n * m.g
+                     : std::max(std::max(2.0, S) * n / m.Bn, n / m.flow()) + S * n * m.g + chain_fill});
+        break;
+    }
+    case Collective::ireduce: {
+        e.push_back({"mpich", mpich_reduce(m, n)});
+        const double tree = log2ceil(static_cast<int>(q)) * (m.al + n / m.Bn + n * m.g);
+        const double chain_fill = q * (m.al + seg / m.Bn) + m.Lw;
+        e.push_back({"hier",
+            n <= seg ? tree + m.Lw + (S - 1) * n / m.flow() + S * n * m.g
+                     : std::max(S * n / m.Bn, n / m.flow()) + S * n * m.g + chain_fill});
+        break;
+    }
+    case Collective::ibarrier:
+        e.push_back({"mpich", mpich_barrier(m)});
+        e.push_back({"hier", 2 * log2ceil(static_cast<int>(q)) * m.al + m.Lw + (S - 1) * m.al});
+        break;
     }
     return e;
 }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace hashi::coll {
 
@@ -18,9 +19,15 @@ namespace {
 int keyval = MPI_KEYVAL_INVALID;
 std::once_flag keyval_once;
 
+// Pins of hierarchies with nonblocking collectives in flight, and the
+// ones whose communicator was freed meanwhile (freed at the last unpin).
+std::mutex pins_mutex;
+std::map<const Hierarchy*, int> pins;
+std::set<const Hierarchy*> orphans;
+
 void free_hierarchy(Hierarchy* h)
 {
-    for (MPI_Comm* c : {&h->node_comm, &h->cluster_comm, &h->comm})
+    for (MPI_Comm* c : {&h->node_comm, &h->cluster_comm, &h->nb_comm, &h->comm})
         if (*c != MPI_COMM_NULL)
             PMPI_Comm_free(c);
     delete h;
@@ -28,7 +35,15 @@ void free_hierarchy(Hierarchy* h)
 
 int delete_hierarchy(MPI_Comm, int, void* value, void*)
 {
-    free_hierarchy(static_cast<Hierarchy*>(value));
+    auto* h = static_cast<Hierarchy*>(value);
+    {
+        std::lock_guard lock(pins_mutex);
+        if (pins.count(h)) {
+            orphans.insert(h);
+            return MPI_SUCCESS;
+        }
+    }
+    free_hierarchy(h);
     return MPI_SUCCESS;
 }
 
@@ -89,6 +104,7 @@ Hierarchy* build(MPI_Comm user_comm)
 {
     auto* h = new Hierarchy;
     PMPI_Comm_dup(user_comm, &h->comm);
+    PMPI_Comm_dup(h->comm, &h->nb_comm);
     PMPI_Comm_rank(h->comm, &h->rank);
     PMPI_Comm_size(h->comm, &h->size);
 
@@ -160,6 +176,37 @@ const Hierarchy* hierarchy_of(MPI_Comm comm)
     Hierarchy* h = build(comm);
     PMPI_Comm_set_attr(comm, keyval, h);
     return h;
+}
+
+const Hierarchy* cached_hierarchy_of(MPI_Comm comm)
+{
+    int inter = 0;
+    if (keyval == MPI_KEYVAL_INVALID || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return nullptr;
+    void* value = nullptr;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, keyval, &value, &found);
+    return found ? static_cast<const Hierarchy*>(value) : nullptr;
+}
+
+void pin_hierarchy(const Hierarchy* h)
+{
+    std::lock_guard lock(pins_mutex);
+    ++pins[h];
+}
+
+void unpin_hierarchy(const Hierarchy* h)
+{
+    {
+        std::lock_guard lock(pins_mutex);
+        auto it = pins.find(h);
+        if (it == pins.end() || --it->second > 0)
+            return;
+        pins.erase(it);
+        if (orphans.erase(h) == 0)
+            return;
+    }
+    free_hierarchy(const_cast<Hierarchy*>(h));
 }
 
 void forget_hierarchy(MPI_Comm comm)

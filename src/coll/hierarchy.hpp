@@ -20,6 +20,13 @@ struct Hierarchy {
     // goes over it, so our point-to-point messages can never match the
     // user's, whatever tags they use.
     MPI_Comm comm = MPI_COMM_NULL;
+    // A second duplicate for the nonblocking collectives, whose messages
+    // are posted while blocking ones may run on `comm` (nonblocking.cpp).
+    MPI_Comm nb_comm = MPI_COMM_NULL;
+    // Nonblocking collectives started on this communicator so far: every
+    // rank starts them in the same order, so this numbers them alike
+    // everywhere and gives each its own tag.
+    mutable unsigned nb_started = 0;
     int rank = 0;
     int size = 1;
 
@@ -68,6 +75,18 @@ struct Hierarchy {
 // communicators we do not handle (inter-communicators); the caller then
 // hands the call to MPICH.
 const Hierarchy* hierarchy_of(MPI_Comm comm);
+
+// The hierarchy of `comm` if an earlier collective built it, else nullptr;
+// never communicates. Whether it exists is the same on every rank (they
+// all made the same collective calls on `comm` before), so nonblocking
+// collectives can use it to decide alike without a blocking exchange.
+const Hierarchy* cached_hierarchy_of(MPI_Comm comm);
+
+// A running nonblocking collective pins the hierarchy it uses: if the user
+// frees the communicator meanwhile (MPI allows it with operations pending),
+// our sub-communicators are freed only when the last pin is released.
+void pin_hierarchy(const Hierarchy* h);
+void unpin_hierarchy(const Hierarchy* h);
 
 // The cluster id of this process: HASHI_CLUSTER_ID, set by Hashi's mpiexec
 // for each rank (0 when unset). Exits with a clear message when the

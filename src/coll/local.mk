@@ -7,6 +7,7 @@
 lib_LTLIBRARIES += libhashi-coll.la
 libhashi_coll_la_SOURCES = \
 	src/coll/pmpi_entry.cpp \
+	src/coll/progress_entry.cpp \
 	src/coll/init.cpp src/coll/runtime.hpp \
 	src/coll/settings.cpp src/coll/settings.hpp \
 	src/coll/collective.cpp src/coll/collective.hpp \
@@ -17,6 +18,8 @@ libhashi_coll_la_SOURCES = \
 	src/coll/link_params.cpp src/coll/link_params.hpp \
 	src/coll/probe.cpp \
 	src/coll/pacing.cpp src/coll/pacing.hpp src/coll/wan_share_abi.h \
+	src/coll/schedule.cpp src/coll/schedule.hpp \
+	src/coll/nonblocking.cpp src/coll/nonblocking.hpp \
 	src/coll/tuning.hpp \
 	src/coll/algorithms.hpp \
 	$(COLL_ALGORITHMS)
@@ -37,7 +40,13 @@ COLL_ALGORITHMS = \
 	src/coll/algorithms/reduce_hier.cpp \
 	src/coll/algorithms/reduce_scatter_block_hier.cpp \
 	src/coll/algorithms/alltoall_hier.cpp \
-	src/coll/algorithms/alltoallv_hier.cpp
+	src/coll/algorithms/alltoallv_hier.cpp \
+	src/coll/algorithms/cluster_tree.cpp src/coll/algorithms/cluster_tree.hpp \
+	src/coll/algorithms/cluster_reduce.cpp src/coll/algorithms/cluster_reduce.hpp \
+	src/coll/algorithms/ibcast_hier.cpp \
+	src/coll/algorithms/ireduce_hier.cpp \
+	src/coll/algorithms/iallreduce_hier.cpp \
+	src/coll/algorithms/ibarrier_hier.cpp
 # HAVE_VISIBILITY makes mpi.h declare the MPI_* functions with default
 # visibility, so our definitions of them are exported despite the flag below.
 libhashi_coll_la_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) -I$(top_srcdir)/src/coll -DHAVE_VISIBILITY=1
@@ -57,6 +66,8 @@ tests_unit_coll_unit_SOURCES = \
 	tests/unit/coll/test_settings.cpp \
 	tests/unit/coll/test_cost_model.cpp \
 	tests/unit/coll/test_layout.cpp \
+	tests/unit/coll/test_cluster_tree.cpp \
+	src/coll/algorithms/cluster_tree.cpp \
 	src/coll/settings.cpp \
 	src/coll/collective.cpp \
 	src/coll/cost_model.cpp \

@@ -6,6 +6,7 @@
 // argument (MPICH reports those best), goes to PMPI_* unchanged.
 #include "algorithms.hpp"
 #include "hierarchy.hpp"
+#include "nonblocking.hpp"
 #include "runtime.hpp"
 #include "selector.hpp"
 
@@ -41,7 +42,20 @@ const Hierarchy* eligible(MPI_Comm comm)
 {
     if (!active() || comm == MPI_COMM_NULL)
         return nullptr;
+    // Our nonblocking collectives in flight advance here too.
+    progress_nonblocking();
     return hierarchy_of(comm);
+}
+
+// The same for a nonblocking call, which must not block: only a hierarchy
+// an earlier collective built will do (else the call goes to MPICH, alike
+// on every rank, since they all made the same calls on `comm`).
+const Hierarchy* nonblocking_eligible(MPI_Comm comm, MPI_Request* request)
+{
+    if (!active() || comm == MPI_COMM_NULL || request == nullptr)
+        return nullptr;
+    progress_nonblocking();
+    return cached_hierarchy_of(comm);
 }
 
 Call reduction_call(Collective c, double bytes, int count, MPI_Op op)
@@ -66,6 +80,23 @@ template <typename F> int run(MPI_Comm comm, Collective c, const Choice& choice,
         std::fprintf(stderr, "hashi-coll: error in %.*s (%s): %s\n", static_cast<int>(name_of(c).size()),
             name_of(c).data(), choice.algorithm.c_str(), e.what());
         err = MPI_ERR_INTERN;
+    }
+    if (err != MPI_SUCCESS)
+        PMPI_Comm_call_errhandler(comm, err);
+    return err;
+}
+
+// Builds a nonblocking algorithm's schedule and starts it behind *request.
+template <typename F>
+int start(MPI_Comm comm, Collective c, const Choice& choice, const Hierarchy& h, MPI_Request* request, F&& build)
+{
+    int err;
+    try {
+        err = start_nonblocking(build(choice.tuning, next_nonblocking_tag(h)), h, c, choice.algorithm, request);
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "hashi-coll: error: out of memory for the scratch buffers of %.*s (%s)\n",
+            static_cast<int>(name_of(c).size()), name_of(c).data(), choice.algorithm.c_str());
+        err = MPI_ERR_NO_MEM;
     }
     if (err != MPI_SUCCESS)
         PMPI_Comm_call_errhandler(comm, err);
@@ -231,6 +262,65 @@ int MPI_Barrier(MPI_Comm comm)
     if (choice.algorithm == "mpich")
         return PMPI_Barrier(comm);
     return run(comm, Collective::barrier, choice, [&](const Tuning& t) { return algo::barrier_hier(*h, t); });
+}
+
+// ---- nonblocking forms ---------------------------------------------------
+// Those with an algorithm of ours; the other nonblocking, persistent and
+// large-count collectives are not interposed and reach MPICH directly.
+
+int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request)
+{
+    const Hierarchy* h = nullptr;
+    if (count < 0 || type == MPI_DATATYPE_NULL || (h = nonblocking_eligible(comm, request)) == nullptr || root < 0 ||
+        root >= h->size)
+        return PMPI_Ibcast(buf, count, type, root, comm, request);
+    const Choice choice = choose(*h, {Collective::ibcast, double(count) * type_size(type), count});
+    if (choice.algorithm == "mpich")
+        return PMPI_Ibcast(buf, count, type, root, comm, request);
+    return start(comm, Collective::ibcast, choice, *h, request,
+        [&](const Tuning& t, int tag) { return algo::ibcast_hier(buf, count, type, root, *h, t, tag); });
+}
+
+int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+    MPI_Request* request)
+{
+    const Hierarchy* h = nullptr;
+    if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+        (h = nonblocking_eligible(comm, request)) == nullptr || root < 0 || root >= h->size)
+        return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+    const Choice choice = choose(*h, reduction_call(Collective::ireduce, double(count) * type_size(type), count, op));
+    if (choice.algorithm == "mpich")
+        return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+    return start(comm, Collective::ireduce, choice, *h, request, [&](const Tuning& t, int tag) {
+        return algo::ireduce_hier(sendbuf, recvbuf, count, type, op, root, *h, t, tag);
+    });
+}
+
+int MPI_Iallreduce(
+    const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request* request)
+{
+    const Hierarchy* h = nullptr;
+    if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL ||
+        (h = nonblocking_eligible(comm, request)) == nullptr)
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+    const Choice choice =
+        choose(*h, reduction_call(Collective::iallreduce, double(count) * type_size(type), count, op));
+    if (choice.algorithm == "mpich")
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+    return start(comm, Collective::iallreduce, choice, *h, request,
+        [&](const Tuning& t, int tag) { return algo::iallreduce_hier(sendbuf, recvbuf, count, type, op, *h, t, tag); });
+}
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request)
+{
+    const Hierarchy* h = nonblocking_eligible(comm, request);
+    if (h == nullptr)
+        return PMPI_Ibarrier(comm, request);
+    const Choice choice = choose(*h, {Collective::ibarrier, 0, 0});
+    if (choice.algorithm == "mpich")
+        return PMPI_Ibarrier(comm, request);
+    return start(comm, Collective::ibarrier, choice, *h, request,
+        [&](const Tuning&, int tag) { return algo::ibarrier_hier(*h, tag); });
 }
 
 } // extern "C"

@@ -19,6 +19,7 @@ constexpr double kMargin = 0.9;
 
 bool is_reduction(Collective c)
 {
+    c = blocking_form(c);
     return c == Collective::reduce || c == Collective::allreduce || c == Collective::reduce_scatter_block;
 }
 

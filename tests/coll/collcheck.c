@@ -825,13 +825,36 @@ enum coll {
     C_ALLTOALLV,
     C_BARRIER,
     C_RSB,
+    /* Nonblocking forms: the cases of their blocking form, started with
+     * MPI_I* and completed in one of several ways (see complete()). */
+    C_IBCAST,
+    C_IREDUCE,
+    C_IALLREDUCE,
+    C_IBARRIER,
     NCOLL
 };
 static const char* coll_name[NCOLL] = {"bcast", "reduce", "allreduce", "allgather", "allgatherv", "alltoall",
-    "alltoallv", "barrier", "reduce_scatter_block"};
+    "alltoallv", "barrier", "reduce_scatter_block", "ibcast", "ireduce", "iallreduce", "ibarrier"};
 static const char* coll_env[NCOLL] = {"HASHI_COLL_BCAST", "HASHI_COLL_REDUCE", "HASHI_COLL_ALLREDUCE",
     "HASHI_COLL_ALLGATHER", "HASHI_COLL_ALLGATHERV", "HASHI_COLL_ALLTOALL", "HASHI_COLL_ALLTOALLV",
-    "HASHI_COLL_BARRIER", "HASHI_COLL_REDUCE_SCATTER_BLOCK"};
+    "HASHI_COLL_BARRIER", "HASHI_COLL_REDUCE_SCATTER_BLOCK", "HASHI_COLL_IBCAST", "HASHI_COLL_IREDUCE",
+    "HASHI_COLL_IALLREDUCE", "HASHI_COLL_IBARRIER"};
+/* The blocking form of a collective (its own for the blocking ones). */
+static int base(int coll)
+{
+    switch (coll) {
+    case C_IBCAST:
+        return C_BCAST;
+    case C_IREDUCE:
+        return C_REDUCE;
+    case C_IALLREDUCE:
+        return C_ALLREDUCE;
+    case C_IBARRIER:
+        return C_BARRIER;
+    default:
+        return coll;
+    }
+}
 
 struct kase {
     int coll, type, op; /* op -1: data movement */
@@ -876,10 +899,12 @@ static void push(struct caselist* l, struct kase k)
 
 static int is_reduction(int coll)
 {
+    coll = base(coll);
     return coll == C_REDUCE || coll == C_ALLREDUCE || coll == C_RSB;
 }
 static int has_root(int coll)
 {
+    coll = base(coll);
     return coll == C_BCAST || coll == C_REDUCE;
 }
 static int per_rank(int coll)
@@ -905,6 +930,14 @@ static int forced_hashi(int coll)
  * --quick: only the quick types, and counts 0, 1, 31, 1021 for the core. */
 static void enumerate(int coll, int P, struct caselist* l)
 {
+    if (base(coll) != coll) {
+        /* The same cases as the blocking form, started nonblocking. */
+        const int from = l->n;
+        enumerate(base(coll), P, l);
+        for (int i = from; i < l->n; ++i)
+            l->v[i].coll = coll;
+        return;
+    }
     static const int full_core[] = {0, 1, 7, 1021, -1};
     static const int quick_core[] = {0, 1, 31, 1021};
     static const int rotating[] = {7, 31, 1};
@@ -1107,6 +1140,59 @@ static uint64_t case_salt(const struct kase* k)
 
 #define GARBAGE 0x6a09e667f3bcc908ull
 
+/* Completes a nonblocking collective's request (rc: what starting it
+ * returned). In a third of the cases ranks pair up (0-1, 2-3, ...) for a
+ * blocking MPI_Sendrecv: the even one calls it while the collective is in
+ * flight, the odd one only after completing the collective, so the even
+ * one must keep passing the collective's data on while it waits in the
+ * point-to-point call (MPI's progress rule). Otherwise each rank completes
+ * it its own way: MPI_Wait, MPI_Test until done, MPI_Waitall alongside a
+ * null request, or MPI_Testany. */
+static int pair_exchange(const struct ctx* x)
+{
+    const int partner = x->rank ^ 1;
+    if (partner >= x->size)
+        return MPI_SUCCESS;
+    int out = x->rank, in = -1;
+    int rc = MPI_Sendrecv(&out, 1, MPI_INT, partner, 77, &in, 1, MPI_INT, partner, 77, x->comm, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS && in != partner ? MPI_ERR_OTHER : rc;
+}
+
+static int complete(const struct kase* k, const struct ctx* x, int rc, MPI_Request* req)
+{
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const uint64_t salt = case_salt(k);
+    const int paired = salt % 3 == 0;
+    if (paired && x->rank % 2 == 0 && (rc = pair_exchange(x)) != MPI_SUCCESS)
+        return rc;
+    int flag = 0, index = 0;
+    switch (paired ? 0 : (int)(((salt >> 8) + (uint64_t)x->rank) % 4)) {
+    case 0:
+        rc = MPI_Wait(req, MPI_STATUS_IGNORE);
+        break;
+    case 1:
+        while (rc == MPI_SUCCESS && !flag)
+            rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
+        break;
+    case 2: {
+        MPI_Request two[2] = {*req, MPI_REQUEST_NULL};
+        MPI_Status st[2];
+        rc = MPI_Waitall(2, two, st);
+        *req = two[0];
+        break;
+    }
+    default:
+        while (rc == MPI_SUCCESS && !flag)
+            rc = MPI_Testany(1, req, &index, &flag, MPI_STATUS_IGNORE);
+    }
+    if (rc == MPI_SUCCESS && *req != MPI_REQUEST_NULL)
+        return MPI_ERR_REQUEST; /* completion must free the request */
+    if (rc == MPI_SUCCESS && paired && x->rank % 2 == 1)
+        rc = pair_exchange(x);
+    return rc;
+}
+
 static void run_bcast(const struct ctx* x, const struct kase* k, struct outcome* o)
 {
     const struct ttype* t = &types[k->type];
@@ -1122,7 +1208,13 @@ static void run_bcast(const struct ctx* x, const struct kase* k, struct outcome*
     void* rb = k->count ? r.buf : NULL;
     void* mb = k->count ? m.buf : NULL;
     const int rc_ref = no_reference(t) ? MPI_SUCCESS : PMPI_Bcast(rb, k->count, t->dt, k->root, x->comm);
-    const int rc = MPI_Bcast(mb, k->count, t->dt, k->root, x->comm);
+    int rc;
+    if (k->coll == C_IBCAST) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        rc = complete(k, x, MPI_Ibcast(mb, k->count, t->dt, k->root, x->comm, &req), &req);
+    } else {
+        rc = MPI_Bcast(mb, k->count, t->dt, k->root, x->comm);
+    }
     check_rc(o, rc, rc_ref);
     unsigned char* want = x->rank == k->root ? s : gen_stream(t, OC_DATA, salt, k->root, x->size, 0, k->count);
     check_moved(o, t, &m, no_reference(t) ? NULL : &r, &bl, 1, want, "buffer");
@@ -1198,8 +1290,9 @@ static void run_reduction(const struct ctx* x, const struct kase* k, struct outc
     const struct top* op = &ops[k->op];
     const uint64_t salt = case_salt(k);
     const int P = x->size, n = k->count;
-    const int total = k->coll == C_RSB ? n * P : n; /* input elements */
-    const int root_here = k->coll != C_REDUCE || x->rank == k->root;
+    const int coll = base(k->coll);
+    const int total = coll == C_RSB ? n * P : n; /* input elements */
+    const int root_here = coll != C_REDUCE || x->rank == k->root;
     const int inplace = k->inplace && root_here;
     const struct block in = {0, total}, res = {0, n};
     const struct block rlay = inplace ? in : res; /* layout of the receive buffer */
@@ -1224,18 +1317,23 @@ static void run_reduction(const struct ctx* x, const struct kase* k, struct outc
     foreign_type_seen = 0;
     if (no_reference(t)) {
         rc_ref = MPI_SUCCESS;
-    } else if (k->coll == C_REDUCE) {
+    } else if (coll == C_REDUCE) {
         /* MPICH 4.0.2's own MPI_Reduce is wrong or crashes when the root
          * is not its node's first rank on nodes of different sizes
          * (pmodels/mpich#6893, #6540); its allreduce gives the same result
          * at the root. */
         rc_ref = PMPI_Allreduce(total ? (void*)rs.buf : NULL, n ? rr.buf : NULL, n, t->dt, op->op, x->comm);
-    } else if (k->coll == C_ALLREDUCE) {
+    } else if (coll == C_ALLREDUCE) {
         rc_ref = PMPI_Allreduce(rsb, rrb, n, t->dt, op->op, x->comm);
     } else {
         rc_ref = PMPI_Reduce_scatter_block(rsb, rrb, n, t->dt, op->op, x->comm);
     }
-    if (k->coll == C_REDUCE)
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (k->coll == C_IREDUCE)
+        rc = complete(k, x, MPI_Ireduce(msb, mrb, n, t->dt, op->op, k->root, x->comm, &req), &req);
+    else if (k->coll == C_IALLREDUCE)
+        rc = complete(k, x, MPI_Iallreduce(msb, mrb, n, t->dt, op->op, x->comm, &req), &req);
+    else if (k->coll == C_REDUCE)
         rc = MPI_Reduce(msb, mrb, n, t->dt, op->op, k->root, x->comm);
     else if (k->coll == C_ALLREDUCE)
         rc = MPI_Allreduce(msb, mrb, n, t->dt, op->op, x->comm);
@@ -1245,7 +1343,7 @@ static void run_reduction(const struct ctx* x, const struct kase* k, struct outc
     if (foreign_type_seen)
         failf(o, "the user op was called with a datatype the program never passed");
     if (root_here && n > 0) {
-        const MPI_Aint first = k->coll == C_RSB ? (MPI_Aint)x->rank * n : 0;
+        const MPI_Aint first = coll == C_RSB ? (MPI_Aint)x->rank * n : 0;
         unsigned char* want = reduced(t, op, salt, P, first, n);
         check_reduced(o, t, op->cls, P, &mr, no_reference(t) ? NULL : &rr, &res, want);
         free(want);
@@ -1430,6 +1528,16 @@ static double now(void)
  * back, which must match up without errors. */
 static void run_barrier(const struct ctx* x, const struct kase* k, struct outcome* o)
 {
+    const int nb = k->coll == C_IBARRIER;
+    if (k->variant == 1 && nb) {
+        /* 20 barriers in flight at once, completed together. */
+        MPI_Request req[20];
+        for (int i = 0; i < 20; ++i)
+            check_rc(o, MPI_Ibarrier(x->comm, &req[i]), MPI_SUCCESS);
+        MPI_Status st[20];
+        check_rc(o, MPI_Waitall(20, req, st), MPI_SUCCESS);
+        return;
+    }
     if (k->variant == 1) {
         for (int i = 0; i < 20; ++i) {
             const int rc = MPI_Barrier(x->comm);
@@ -1444,7 +1552,8 @@ static void run_barrier(const struct ctx* x, const struct kase* k, struct outcom
     }
     double t[2];
     t[0] = now();
-    const int rc = MPI_Barrier(x->comm);
+    MPI_Request req = MPI_REQUEST_NULL;
+    const int rc = nb ? complete(k, x, MPI_Ibarrier(x->comm, &req), &req) : MPI_Barrier(x->comm);
     t[1] = now();
     check_rc(o, rc, MPI_SUCCESS);
     double* all = xmalloc(sizeof(double) * 2 * x->size);
@@ -1462,7 +1571,7 @@ static void run_case(const struct ctx* x, const struct kase* k, struct outcome* 
 {
     o->failed = o->noted = 0;
     o->detail[0] = o->note[0] = 0;
-    switch (k->coll) {
+    switch (base(k->coll)) {
     case C_BCAST:
         run_bcast(x, k, o);
         break;
@@ -1688,7 +1797,8 @@ static void usage(FILE* f)
     fprintf(f,
         "usage: collcheck [options]\n"
         "  --coll LIST      collectives, comma-separated (default all): bcast, reduce, allreduce,\n"
-        "                   allgather, allgatherv, alltoall, alltoallv, barrier, reduce_scatter_block\n"
+        "                   allgather, allgatherv, alltoall, alltoallv, barrier, reduce_scatter_block,\n"
+        "                   ibcast, ireduce, iallreduce, ibarrier\n"
         "  --comm LIST      communicators (default world,evenodd,reverse,oneleft): world, evenodd\n"
         "                   (split by rank parity), reverse (world reversed), shuffle (world permuted),\n"
         "                   thirds (split by rank mod 3, reversed), oneleft (world rank 0's cluster\n"
@@ -1967,6 +2077,10 @@ int main(int argc, char** argv)
         struct ctx x;
         memset(&x, 0, sizeof x);
         make_ctx(kind, &x);
+        /* A collective through the interposer first: libhashi-coll builds a
+         * communicator's hierarchy at its first blocking collective, and
+         * its nonblocking ones run only on communicators that have one. */
+        MPI_Barrier(x.comm);
         for (int c = 0; c < NCOLL; ++c) {
             if (!opt.colls[c])
                 continue;

@@ -10,9 +10,13 @@
 # Every algorithm runs the full type/op matrix once on 5 ranks as 3+2
 # (clusters of different sizes, one node with 2 ranks in each), on
 # MPI_COMM_WORLD and on the "oneleft" split; the other layouts run the quick
-# matrix on world and split communicators. Then WAN sender caps of 1 and
-# 2, a segment size that cuts pipelines into several segments, MPICH's own
-# collectives through the interposer, and the automatic selection.
+# matrix on world and split communicators. The nonblocking forms (ibcast,
+# ireduce, iallreduce, ibarrier) run the same cases as their blocking ones
+# wherever `hier` is forced, completed by every MPI_Wait/Test form and
+# across a blocking point-to-point call on some ranks. Then WAN sender caps
+# of 1 and 2, a segment size that cuts pipelines into several segments,
+# MPICH's own collectives through the interposer, and the automatic
+# selection.
 source "$HASHI_SRCDIR/tests/integration/lib.sh"
 
 compile mpicc "$HASHI_SRCDIR/tests/coll/collcheck.c" collcheck -lm || { finish; exit; }
@@ -72,7 +76,8 @@ check() {
 allreduce_algs=(leader matsuda lr_lr lr_rab lr_lr_pipe ring)
 bcast_algs=(leader matsuda)
 hier=(HASHI_COLL_REDUCE=hier HASHI_COLL_REDUCE_SCATTER_BLOCK=hier HASHI_COLL_ALLGATHER=hier
-    HASHI_COLL_ALLGATHERV=hier HASHI_COLL_ALLTOALL=hier HASHI_COLL_ALLTOALLV=hier HASHI_COLL_BARRIER=hier)
+    HASHI_COLL_ALLGATHERV=hier HASHI_COLL_ALLTOALL=hier HASHI_COLL_ALLTOALLV=hier HASHI_COLL_BARRIER=hier
+    HASHI_COLL_IBCAST=hier HASHI_COLL_IREDUCE=hier HASHI_COLL_IALLREDUCE=hier HASHI_COLL_IBARRIER=hier)
 
 ## The full type/op matrix for every algorithm: 5 ranks as 3+2 ############
 # The first run also splits off the communicator that leaves cluster 0 one
@@ -102,6 +107,23 @@ for layout in "$L1" "$L2" "$L7" "$L9" "$L12" "$L16"; do
     i=$((i + 1))
 done
 
+## Nonblocking forms: they must really run ours ##########################
+# They use a communicator's hierarchy only once a blocking collective has
+# built it (collcheck makes one first): the verbose report shows the
+# forced algorithm ran on world and on split communicators.
+check nonblocking-verbose "$L7" "${hier[@]}" HASHI_COLL_VERBOSE=1 -- --quick \
+    --coll ibcast,ireduce,iallreduce,ibarrier --comm world,evenodd
+for c in ibcast ireduce iallreduce ibarrier; do
+    for size in 7 3 4; do
+        if grep -Eq "^hashi-coll: $c on comm of $size ranks in [0-9]+ clusters, .*: hier \(forced" \
+            nonblocking-verbose.err; then
+            pass "nonblocking-verbose: $c ran hier on a communicator of $size ranks"
+        else
+            fail "nonblocking-verbose: no report of $c running hier on $size ranks (passed to MPICH?)"
+        fi
+    done
+done
+
 ## WAN sender caps: 1 and 2 lanes per cluster pair (9 ranks, 3 clusters) ##
 for k in 1 2; do
     for alg in matsuda lr_lr lr_rab; do
@@ -116,13 +138,16 @@ for alg in lr_lr_pipe matsuda; do
     check "segments-$alg" "$L5" HASHI_COLL_SEGMENT=4096 HASHI_COLL_BCAST=matsuda HASHI_COLL_ALLREDUCE=$alg -- \
         --quick --coll bcast,allreduce --comm world,oneleft --large 20011
 done
+# The nonblocking ones become chains of segments in every cluster.
+check segments-nonblocking "$L9" HASHI_COLL_SEGMENT=4096 "${hier[@]}" -- \
+    --quick --coll ibcast,ireduce,iallreduce --comm world,oneleft,reverse --large 20011
 
 ## MPICH's own through the interposer, and the automatic choice ###########
 # MPICH 4.0.2's MPI_Reduce is wrong (or crashes) when the root is not its
 # node's first rank on nodes of different sizes (pmodels/mpich#6893),
 # which every layout here has: HASHI_COLL=off leaves reduce out.
 check mpich-off "$L5" HASHI_COLL=off -- --quick \
-    --coll bcast,allreduce,allgather,allgatherv,alltoall,alltoallv,barrier,reduce_scatter_block
+    --coll bcast,allreduce,allgather,allgatherv,alltoall,alltoallv,barrier,reduce_scatter_block,ibcast,iallreduce,ibarrier
 check auto-9 "$L9" -- --quick --comm world,oneleft
 
 finish
