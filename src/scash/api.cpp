@@ -204,6 +204,7 @@ int scash_init(void)
     MPI_Comm_rank(rt->coll, &rt->rank);
     MPI_Comm_size(rt->coll, &rt->nprocs);
     rt->page_size = std::size_t(sysconf(_SC_PAGESIZE));
+    rt->zero_page.assign(rt->page_size, std::byte {0});
     if (const char* v = std::getenv("SCASH_MIGRATION"))
         rt->migration.enabled = std::atoi(v) != 0;
     if (const char* v = std::getenv("SCASH_HYSTERESIS"))

@@ -65,20 +65,26 @@ int barrier(Runtime& rt)
     if (MPI_Barrier(rt.coll) != MPI_SUCCESS)
         return report(SCASH_ERR_MPI, "scash_barrier", "MPI_Barrier failed");
 
+    // Protections change together, one mprotect per run of pages.
+    std::vector<GlobalPage> to_read_only, to_invalid;
     for (auto& [g, w] : writer) {
         Region* r = rt.regions.by_id(region_of(g));
         if (!r)
             continue;
         const std::size_t page = page_of(g);
-        r->flags[page] &= std::uint8_t(~kWrittenInterval);
+        // Written by somebody: no longer the initial zeros here either (a
+        // home has applied the diffs).
+        r->flags[page] &= std::uint8_t(~(kWrittenInterval | kTwinned | kZeroTwin | kPristine));
         if (r->homes.home(page) == rt.rank || w == rt.rank) {
             if (r->state[page] == PageState::Writable)
-                set_protection(rt, *r, page, PageState::ReadOnly);
-            r->flags[page] &= std::uint8_t(~kTwinned);
-        } else {
-            invalidate_page(rt, *r, page);
+                to_read_only.push_back(g);
+        } else if (r->state[page] != PageState::Invalid) {
+            rt.stats.invalidations.fetch_add(1, std::memory_order_relaxed);
+            to_invalid.push_back(g);
         }
     }
+    set_protection_runs(rt, to_read_only, PageState::ReadOnly);
+    set_protection_runs(rt, to_invalid, PageState::Invalid);
     rt.written_interval.clear();
     return SCASH_OK;
 }

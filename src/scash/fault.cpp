@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +63,8 @@ void fetch_pages(Runtime& rt, Region& r, std::size_t page, std::size_t n)
             MPI_STATUS_IGNORE) != MPI_SUCCESS)
         die("scash: receiving a page failed; the job cannot continue\n");
     rt.stats.pages_fetched.fetch_add(n, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i)
+        r.flags[page + i] &= std::uint8_t(~kPristine);
 }
 
 // How many pages a read fault on page fetches: the page, then the invalid
@@ -81,10 +84,16 @@ void on_write(Runtime& rt, Region& r, std::size_t page)
     rt.stats.write_faults.fetch_add(1, std::memory_order_relaxed);
     if (r.homes.home(page) != rt.rank) {
         // The twin records the page before this process's writes, so the
-        // release can send only what changed.
-        std::memcpy(r.twin_page(page, rt.page_size), r.backing_page(page, rt.page_size), rt.page_size);
+        // release can send only what changed. A pristine page's twin is
+        // zeros: no copy (the first writes of a fresh region, e.g. a fill
+        // before the first barrier moves the homes to the writers).
+        if (r.flags[page] & kPristine)
+            r.flags[page] |= kZeroTwin;
+        else
+            std::memcpy(r.twin_page(page, rt.page_size), r.backing_page(page, rt.page_size), rt.page_size);
         r.flags[page] |= kTwinned;
     }
+    r.flags[page] &= std::uint8_t(~kPristine);
     const GlobalPage g = global_page(r.id, page);
     if (!(r.flags[page] & kWrittenInterval)) {
         r.flags[page] |= kWrittenInterval;
@@ -142,6 +151,22 @@ void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s, std::
         r.state[page + i] = s;
 }
 
+void set_protection_runs(Runtime& rt, std::vector<GlobalPage>& pages, PageState s)
+{
+    // One mprotect per run of consecutive pages of one region: a page index
+    // lives in the low 32 bits, so consecutive pages are consecutive values.
+    std::sort(pages.begin(), pages.end());
+    for (std::size_t i = 0; i < pages.size();) {
+        std::size_t k = 1;
+        while (i + k < pages.size() && pages[i + k] == pages[i] + k)
+            ++k;
+        if (Region* r = rt.regions.by_id(region_of(pages[i])))
+            set_protection(rt, *r, page_of(pages[i]), s, k);
+        i += k;
+    }
+    pages.clear();
+}
+
 void fetch_copies(Runtime& rt, Region& r, std::size_t page, std::size_t n)
 {
     // Runs of invalid pages with one home: one request each.
@@ -167,7 +192,7 @@ void invalidate_page(Runtime& rt, Region& r, std::size_t page)
         rt.stats.invalidations.fetch_add(1, std::memory_order_relaxed);
         set_protection(rt, r, page, PageState::Invalid);
     }
-    r.flags[page] &= std::uint8_t(~kTwinned);
+    r.flags[page] &= std::uint8_t(~(kTwinned | kZeroTwin));
 }
 
 void reserve_written_lists(Runtime& rt)

@@ -23,6 +23,12 @@ enum class PageState : std::uint8_t { Invalid, ReadOnly, Writable };
 inline constexpr std::uint8_t kTwinned = 1; // a twin holds the copy before this interval's writes
 inline constexpr std::uint8_t kWrittenInterval = 2; // written since the last barrier (a write notice is due)
 inline constexpr std::uint8_t kWrittenRelease = 4; // written since the last release (its diff is due)
+// The local copy is still the region's initial zeros: never fetched, never
+// written here, and not written by anybody in a barrier interval since (a
+// home's copy changes by the diffs it applies). A first write then needs no
+// twin copied: the twin is known to be zeros (kZeroTwin instead of a copy).
+inline constexpr std::uint8_t kPristine = 8;
+inline constexpr std::uint8_t kZeroTwin = 16; // with kTwinned: the twin is all zeros, not in the twin area
 
 } // namespace hashi::scash
 #endif

@@ -51,7 +51,7 @@ struct Region {
     HomeDirectory homes;
 
     Region(std::size_t npages_, int dist, int nprocs)
-        : npages(npages_), state(npages_, PageState::ReadOnly), flags(npages_, 0), homes(npages_, dist, nprocs)
+        : npages(npages_), state(npages_, PageState::ReadOnly), flags(npages_, kPristine), homes(npages_, dist, nprocs)
     {
     }
     ~Region();

@@ -16,6 +16,8 @@ bool release_writes(Runtime& rt, const TargetFn& target)
 {
     // dest -> message under construction (MsgHeader, then entries).
     std::map<int, std::vector<std::byte>> out;
+    std::vector<GlobalPage> to_read_only; // turned read-only together, one mprotect per run
+    to_read_only.reserve(rt.written_release.size());
     for (GlobalPage g : rt.written_release) {
         Region* r = rt.regions.by_id(region_of(g));
         if (!r)
@@ -32,8 +34,10 @@ bool release_writes(Runtime& rt, const TargetFn& target)
                     msg.resize(sizeof(MsgHeader));
                 const std::size_t at = msg.size();
                 msg.resize(at + sizeof(DiffEntry));
-                const std::size_t n = encode_diff({r->twin_page(page, rt.page_size), rt.page_size},
-                    {r->backing_page(page, rt.page_size), rt.page_size}, msg);
+                const std::byte* twin =
+                    r->flags[page] & kZeroTwin ? rt.zero_page.data() : r->twin_page(page, rt.page_size);
+                const std::size_t n =
+                    encode_diff({twin, rt.page_size}, {r->backing_page(page, rt.page_size), rt.page_size}, msg);
                 if (n == 0) {
                     msg.resize(at); // written, but nothing changed: nothing to send
                 } else {
@@ -45,12 +49,13 @@ bool release_writes(Runtime& rt, const TargetFn& target)
                     rt.stats.diff_bytes.fetch_add(n, std::memory_order_relaxed);
                 }
             }
-            r->flags[page] &= std::uint8_t(~kTwinned);
+            r->flags[page] &= std::uint8_t(~(kTwinned | kZeroTwin));
         }
         if (r->state[page] == PageState::Writable)
-            set_protection(rt, *r, page, PageState::ReadOnly);
+            to_read_only.push_back(g);
     }
     rt.written_release.clear();
+    set_protection_runs(rt, to_read_only, PageState::ReadOnly);
     std::erase_if(out, [](const auto& m) { return m.second.size() <= sizeof(MsgHeader); });
     bool ok = true;
     for (auto& [dest, msg] : out) {

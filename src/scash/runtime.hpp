@@ -28,6 +28,7 @@ struct Runtime {
     std::size_t max_bytes = 0; // what one process may back
     std::size_t fetch_batch = 2; // pages one read fault may fetch (SCASH_FETCH_PAGES)
     std::size_t allocated_bytes = 0;
+    std::vector<std::byte> zero_page; // the twin of a page first written while pristine (page_state.hpp)
     MigrationPolicy migration;
     RegionTable regions;
     Stats stats;
@@ -62,6 +63,11 @@ void remove_fault_handler();
 // Makes a region's page unusable until fetched again.
 void invalidate_page(Runtime& rt, Region& r, std::size_t page);
 void set_protection(Runtime& rt, Region& r, std::size_t page, PageState s, std::size_t n = 1);
+// Gives every page of the list protection s with one mprotect per run of
+// consecutive pages of a region (sorts the list, then empties it): release
+// and barrier change many pages at once, and mprotect is a large part of
+// their cost.
+void set_protection_runs(Runtime& rt, std::vector<GlobalPage>& pages, PageState s);
 // Makes valid copies of the invalid pages among [page, page + n), fetched
 // from their homes (one request per run of pages with one home).
 void fetch_copies(Runtime& rt, Region& r, std::size_t page, std::size_t n);
