@@ -13,6 +13,8 @@
  *   allreduce  bytes of the vector (MPI_DOUBLE, MPI_SUM)
  *   allgather  bytes each rank contributes (MPI_BYTE); each receives P times that
  *   alltoall   bytes each rank sends in all (MPI_BYTE), SIZE/P to every rank
+ *   ibcast, iallreduce  as bcast and allreduce, started with MPI_Ibcast or
+ *              MPI_Iallreduce and completed with MPI_Wait
  *
  * Timing: before every call the ranks meet in a barrier made of
  * point-to-point messages (so every variant is synchronised the same way,
@@ -41,15 +43,23 @@
 
 extern char** environ;
 
-enum coll { BCAST, ALLREDUCE, ALLGATHER, ALLTOALL, NCOLL };
+enum coll { BCAST, ALLREDUCE, ALLGATHER, ALLTOALL, IBCAST, IALLREDUCE, NCOLL };
 
-static const char* const coll_names[NCOLL] = {"bcast", "allreduce", "allgather", "alltoall"};
+static const char* const coll_names[NCOLL] = {"bcast", "allreduce", "allgather", "alltoall", "ibcast", "iallreduce"};
 static const char* const size_meaning[NCOLL] = {
     "bytes of the message (MPI_BYTE)",
     "bytes of the vector (MPI_DOUBLE, MPI_SUM)",
     "bytes each rank contributes (MPI_BYTE; each rank receives ranks x size)",
     "bytes each rank sends in all (MPI_BYTE; size/ranks to every rank)",
+    "bytes of the message (MPI_BYTE; MPI_Ibcast, then MPI_Wait)",
+    "bytes of the vector (MPI_DOUBLE, MPI_SUM; MPI_Iallreduce, then MPI_Wait)",
 };
+
+/* Buffers, data and checks of a nonblocking form are its blocking form's. */
+static enum coll blocking_form(enum coll c)
+{
+    return c == IBCAST ? BCAST : c == IALLREDUCE ? ALLREDUCE : c;
+}
 
 /* 1 KiB to 64 MiB in powers of 4, with 32 MiB for the targets of issue 5. */
 static const char* const default_sizes = "1K,4K,16K,64K,256K,1M,4M,16M,32M,64M";
@@ -74,7 +84,7 @@ static void usage(FILE* out)
     fprintf(out,
         "usage: hashi-coll-bench COLLECTIVE [--sizes LIST] [--quick] [--warmup N] [--reps N] [--root R] "
         "[--no-check]\n"
-        "  COLLECTIVE    bcast, allreduce, allgather or alltoall\n"
+        "  COLLECTIVE    bcast, allreduce, allgather, alltoall, ibcast or iallreduce\n"
         "  --sizes LIST  comma-separated sizes in bytes, K/M/G suffixes allowed, 1 to 1G\n"
         "                (default %s; --quick: %s)\n"
         "  --quick       one warm-up call and 3 repetitions per size\n"
@@ -205,13 +215,13 @@ static int parse_options(int argc, char** argv, int rank, int nranks, struct opt
                     o->coll = (enum coll)c;
             }
             if (o->coll == NCOLL) {
-                complain(err, "unknown collective '%s' (bcast, allreduce, allgather, alltoall)", a);
+                complain(err, "unknown collective '%s' (bcast, allreduce, allgather, alltoall, ibcast, iallreduce)", a);
                 rc = 2;
             }
         }
     }
     if (rc == 0 && o->coll == NCOLL) {
-        complain(err, "name a collective: bcast, allreduce, allgather or alltoall");
+        complain(err, "name a collective: bcast, allreduce, allgather, alltoall, ibcast or iallreduce");
         rc = 2;
     }
     if (rc == 0 && parse_sizes(err, sizes ? sizes : o->quick ? quick_sizes : default_sizes, o))
@@ -233,7 +243,7 @@ struct layout {
 static struct layout layout_of(enum coll c, long long size, int nranks)
 {
     struct layout l = {0, 0, 0, 0};
-    switch (c) {
+    switch (blocking_form(c)) {
     case BCAST:
         l.count = (int)size;
         l.bytes = size;
@@ -255,6 +265,8 @@ static struct layout layout_of(enum coll c, long long size, int nranks)
         l.bytes = (long long)l.count * nranks;
         l.send_bytes = l.recv_bytes = (size_t)l.bytes;
         break;
+    case IBCAST: /* blocking_form() maps these away */
+    case IALLREDUCE:
     case NCOLL:
         break;
     }
@@ -280,7 +292,7 @@ static void fill_send(
     enum coll c, const struct layout* l, void* send, void* recv, int rank, int nranks, int root, int seed)
 {
     size_t n = (size_t)l->count;
-    switch (c) {
+    switch (blocking_form(c)) {
     case BCAST:
         if (rank == root) {
             unsigned char* b = recv;
@@ -308,6 +320,8 @@ static void fill_send(
         }
         break;
     }
+    case IBCAST: /* blocking_form() maps these away */
+    case IALLREDUCE:
     case NCOLL:
         break;
     }
@@ -317,6 +331,7 @@ static void fill_send(
  * which no pattern keeps for long and which make NaNs of doubles. */
 static void poison(enum coll c, const struct layout* l, void* recv, int rank, int root)
 {
+    c = blocking_form(c);
     if (c == BCAST && rank == root)
         return;
     memset(recv, c == ALLREDUCE ? 0xff : 0x5a, l->recv_bytes);
@@ -332,6 +347,7 @@ static struct mismatch check(
 {
     struct mismatch m = {-1, 0, 0};
     size_t n = (size_t)l->count;
+    c = blocking_form(c);
     if (c == ALLREDUCE) {
         const double* d = recv;
         for (size_t i = 0; i < n; i++) {
@@ -364,6 +380,7 @@ static struct mismatch check(
 
 static void call(enum coll c, const struct layout* l, void* send, void* recv, int root)
 {
+    MPI_Request req = MPI_REQUEST_NULL;
     switch (c) {
     case BCAST:
         MPI_Bcast(recv, l->count, MPI_BYTE, root, MPI_COMM_WORLD);
@@ -376,6 +393,14 @@ static void call(enum coll c, const struct layout* l, void* send, void* recv, in
         break;
     case ALLTOALL:
         MPI_Alltoall(send, l->count, MPI_BYTE, recv, l->count, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case IBCAST:
+        MPI_Ibcast(recv, l->count, MPI_BYTE, root, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        break;
+    case IALLREDUCE:
+        MPI_Iallreduce(send, recv, l->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
         break;
     case NCOLL:
         break;
@@ -459,7 +484,7 @@ static void print_header(const struct options* o, int nranks)
     MPI_Get_library_version(version, &len);
     version[strcspn(version, "\n")] = '\0';
     printf("# hashi-coll-bench %s on %d ranks; size = %s\n", coll_names[o->coll], nranks, size_meaning[o->coll]);
-    if (o->coll == BCAST)
+    if (blocking_form(o->coll) == BCAST)
         printf("# root: %ld\n", o->root);
     printf("# library: %s\n", version);
     printf("# environment:");
