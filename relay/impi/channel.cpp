@@ -132,11 +132,16 @@ bool Channel::send(std::uint32_t command, ByteView payload, std::string& error, 
 
 void tune_socket(int fd)
 {
+    // A host that vanishes silently is declared dead after about 90 s of
+    // unanswered probes or unacknowledged data. 30 s was seen to end a job
+    // whose control connection crossed an emulated WAN on a machine at a
+    // load of 20-40 ("Connection timed out before FINI"); a control plane
+    // that is idle for most of a job can afford to wait longer.
     int one = 1;
-    int idle = 10;
-    int interval = 5;
-    int count = 3;
-    unsigned int user_timeout_ms = 30000;
+    int idle = 20;
+    int interval = 10;
+    int count = 7;
+    unsigned int user_timeout_ms = 90000;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
