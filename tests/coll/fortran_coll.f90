@@ -9,7 +9,7 @@ program fortran_coll
     use mpi
     implicit none
     integer, parameter :: n = 100003
-    integer :: ierr, me, np, i, j, root, errors, total
+    integer :: ierr, me, np, i, j, root, errors, total, req(2)
     integer, allocatable :: ia(:), ib(:), ga(:), ta(:), tb(:)
     double precision, allocatable :: da(:), db(:)
 
@@ -65,6 +65,21 @@ program fortran_coll
     ta = [(me + j, j = 1, np)]
     call MPI_Reduce_scatter_block(ta, ib, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
     if (ib(1) /= np * (np - 1) / 2 + np * (me + 1)) call wrong('reduce_scatter_block', 1)
+
+    ! Nonblocking forms, completed with MPI_Wait and MPI_Waitall.
+    call MPI_Iallreduce(ia, ib, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req(1), ierr)
+    call MPI_Wait(req(1), MPI_STATUS_IGNORE, ierr)
+    do i = 1, n
+        if (ib(i) /= np * (np - 1) / 2 + np * i) call wrong('iallreduce', i)
+    end do
+    ga = 0
+    if (me == 0) ga = [(11 * j, j = 1, np)]
+    call MPI_Ibcast(ga, np, MPI_INTEGER, 0, MPI_COMM_WORLD, req(1), ierr)
+    call MPI_Ibarrier(MPI_COMM_WORLD, req(2), ierr)
+    call MPI_Waitall(2, req, MPI_STATUSES_IGNORE, ierr)
+    do j = 1, np
+        if (ga(j) /= 11 * j) call wrong('ibcast', j)
+    end do
 
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     call MPI_Allreduce(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # C and Fortran programs built with Hashi's mpicc and mpifort run through
-# libhashi-coll's algorithms: with HASHI_COLL_VERBOSE=1 the library says,
+# libhashi-coll's algorithms, blocking and nonblocking: with HASHI_COLL_VERBOSE=1 the library says,
 # on stderr, which algorithm each collective got, and the programs check
 # their results. A plain program with nothing forced, across two clusters
 # with WAN-like link parameters, gets a Hashi algorithm for a large
@@ -12,6 +12,7 @@ src="$HASHI_SRCDIR/tests/coll"
 compile mpicc "$src/collcheck.c" collcheck -lm || { finish; exit; }
 compile mpifort "$src/fortran_coll.f90" fortran_coll || { finish; exit; }
 compile mpicc "$src/auto_select.c" auto_select || { finish; exit; }
+compile mpicc "$src/nonblocking.c" nonblocking || { finish; exit; }
 
 COLL_TIMEOUT=${COLL_TIMEOUT:-300}
 # 5 ranks: 3 in cluster 0 (two nodes), 2 in cluster 1.
@@ -27,7 +28,8 @@ choice() { # collective algorithm: the verbose line of that choice (loosely)
 }
 forced=(HASHI_COLL_PROBE=off HASHI_COLL_VERBOSE=1 HASHI_COLL_BCAST=matsuda HASHI_COLL_ALLREDUCE=lr_lr
     HASHI_COLL_REDUCE=hier HASHI_COLL_ALLGATHER=hier HASHI_COLL_ALLTOALL=hier
-    HASHI_COLL_REDUCE_SCATTER_BLOCK=hier HASHI_COLL_BARRIER=hier)
+    HASHI_COLL_REDUCE_SCATTER_BLOCK=hier HASHI_COLL_BARRIER=hier HASHI_COLL_IALLREDUCE=hier HASHI_COLL_IBCAST=hier
+    HASHI_COLL_IBARRIER=hier HASHI_COLL_IREDUCE=hier)
 
 ## C: collcheck, forced algorithms ########################################
 run c-forced -- two_clusters "${forced[@]}" -- ./collcheck --quick --comm world \
@@ -44,8 +46,16 @@ run fortran -- two_clusters "${forced[@]}" -- ./fortran_coll
 expect_status fortran 0
 expect_in fortran fortran.out '^fortran_coll: 5 ranks: OK'
 for pair in "bcast matsuda" "allreduce lr_lr" "reduce hier" "allgather hier" "alltoall hier" "barrier hier" \
-    "reduce_scatter_block hier"; do
+    "reduce_scatter_block hier" "iallreduce hier" "ibcast hier" "ibarrier hier"; do
     expect_in fortran fortran.err "$(choice $pair)"
+done
+
+## Nonblocking: many in flight, freed communicators, fresh ones ##########
+run nonblocking -- two_clusters "${forced[@]}" -- ./nonblocking
+expect_status nonblocking 0
+expect_in nonblocking nonblocking.out '^nonblocking: 5 ranks, 0 wrong values: OK'
+for pair in "iallreduce hier" "ibcast hier" "ibarrier hier" "ireduce hier"; do
+    expect_in nonblocking nonblocking.err "$(choice $pair)"
 done
 
 ## Nothing forced: the cost model chooses ##################################

@@ -6,4 +6,5 @@ COLL_TESTS = \
 	tests/coll/collectives.sh \
 	tests/coll/interposer.sh
 TESTS += $(COLL_TESTS)
-EXTRA_DIST += $(COLL_TESTS) tests/coll/collcheck.c tests/coll/fortran_coll.f90 tests/coll/auto_select.c
+EXTRA_DIST += $(COLL_TESTS) tests/coll/collcheck.c tests/coll/fortran_coll.f90 tests/coll/auto_select.c \
+	tests/coll/nonblocking.c
