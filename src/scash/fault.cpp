@@ -122,12 +122,13 @@ void handler(int sig, siginfo_t* info, void* uctx)
         rt->stats.read_faults.fetch_add(1, std::memory_order_relaxed);
         const std::size_t n = fetch_run(*rt, *r, page);
         fetch_pages(*rt, *r, page, n);
-        if (n > 1) // the pages after the faulting one are readable copies now
-            set_protection(*rt, *r, page + 1, PageState::ReadOnly, n - 1);
-        if (fault_was_write(uctx))
+        if (fault_was_write(uctx)) {
+            if (n > 1) // the pages after the faulting one are readable copies now
+                set_protection(*rt, *r, page + 1, PageState::ReadOnly, n - 1);
             on_write(*rt, *r, page);
-        else
-            set_protection(*rt, *r, page, PageState::ReadOnly);
+        } else {
+            set_protection(*rt, *r, page, PageState::ReadOnly, n); // one call for the whole run
+        }
         break;
     }
     case PageState::ReadOnly:
