@@ -21,11 +21,13 @@
  * Step 3 of K and step 1 of K+1 need no barrier between them: (K+1,K+1)
  * is updated and then factored by the same process.
  *
- *   lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-o FILE]
+ *   lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-v] [-o FILE]
  *     -d   initial homes (default cyclic); hand: each block's home at its owner
  *     -l   layout: one region per owner (default), or one region for all
  *     -S   static homes (no migration)
  *     -c   check the result bit for bit against a sequential run on process 0
+ *     -v   every process prints its fill time (to the end of the first
+ *          barrier) and its own counters of the timed part, to compare runs
  *     -o   process 0 writes the factored matrix to FILE (raw doubles, the
  *          blocks in column-major block order), to compare runs
  */
@@ -146,7 +148,7 @@ static double cpu_seconds(void)
 
 int main(int argc, char** argv)
 {
-    int provided, check = 0, quiet = 0, migrate = 1, dist = SCASH_CYCLIC, hand = 0, one_region = 0;
+    int provided, check = 0, quiet = 0, verbose = 0, migrate = 1, dist = SCASH_CYCLIC, hand = 0, one_region = 0;
     const char* dist_name = "cyclic";
     const char* out_file = NULL;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -169,11 +171,13 @@ int main(int argc, char** argv)
             check = 1;
         else if (!strcmp(argv[i], "-q"))
             quiet = 1;
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out_file = argv[++i];
         else {
             fprintf(stderr,
-                "usage: lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-o FILE]\n");
+                "usage: lu [-n N] [-b B] [-d block|cyclic|first|hand] [-l owner|one] [-S] [-c] [-q] [-v] [-o FILE]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -225,13 +229,26 @@ int main(int argc, char** argv)
     for (int J = 0; J < nb; ++J)
         for (int I = 0; I < nb; ++I)
             BLK(m, I, J) = region[owner(I, J)] + offset[I + (size_t)J * nb];
+    double fill_start = MPI_Wtime();
     fill(m, me);
     scash_barrier();
 
+    scash_stats_t before, after;
+    scash_stats_local(&before);
     double t0 = MPI_Wtime(), c0 = cpu_seconds();
     factor(m, me, scash_barrier);
     scash_barrier();
     double seconds = MPI_Wtime() - t0, cpu = cpu_seconds() - c0, cpu_total = 0;
+    scash_stats_local(&after);
+    if (verbose)
+        fprintf(stderr,
+            "lu: process %d: fill %.4f s; timed part: cpu=%.3f s read_faults=%llu write_faults=%llu messages=%llu "
+            "pages_fetched=%llu invalidations=%llu\n",
+            me, t0 - fill_start, cpu, (unsigned long long)(after.read_faults - before.read_faults),
+            (unsigned long long)(after.write_faults - before.write_faults),
+            (unsigned long long)(after.messages - before.messages),
+            (unsigned long long)(after.pages_fetched - before.pages_fetched),
+            (unsigned long long)(after.invalidations - before.invalidations));
     MPI_Reduce(&cpu, &cpu_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     scash_stats_t s;
