@@ -13,6 +13,8 @@ SIZE_MEANING = {
     "allreduce": "bytes of the vector (doubles, MPI_SUM)",
     "allgather": "bytes each rank contributes (each receives ranks x size)",
     "alltoall": "bytes each rank sends in all (size/ranks to every rank)",
+    "ibcast": "bytes of the message (MPI_Ibcast, then MPI_Wait)",
+    "iallreduce": "bytes of the vector (doubles, MPI_SUM; MPI_Iallreduce, then MPI_Wait)",
 }
 BASELINE = "mpich"
 TARGET_SIZE = 32 << 20
