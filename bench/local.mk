@@ -12,6 +12,8 @@ P2P_BENCH_FILES = \
 	bench/p2p/p2p_stream.c \
 	bench/p2p/p2p_exchange.c
 
+CONNECT_BENCH_FILES = bench/connect/run-connect bench/connect/connect.c
+
 # A quick run of the runner on the sockets provider (a few seconds).
 TESTS += bench/p2p/smoke.sh
-EXTRA_DIST += $(P2P_BENCH_FILES) bench/p2p/smoke.sh
+EXTRA_DIST += $(P2P_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh

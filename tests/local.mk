@@ -58,6 +58,14 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/pr
 TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh
 
+## Attacks by a stranger on the network, with real processes and sockets ####
+check_PROGRAMS += tests/security/hashi-intruder
+tests_security_hashi_intruder_SOURCES = tests/security/intruder.cpp \
+	src/transport/wire/frame.cpp src/transport/wire/handshake.cpp src/transport/address.cpp
+SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh
+TESTS += $(SECURITY_TESTS)
+EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/programs
+
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh
 EXTRA_DIST += tests/fuzz

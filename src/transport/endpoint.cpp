@@ -206,8 +206,12 @@ int endpoint::enable()
         cluster ? env_unsigned("FI_HASHI_EAGER_SIZE", 32768, wire::max_eager_payload, 10, err) : std::nullopt;
     const auto chunk =
         eager ? env_unsigned("FI_HASHI_CHUNK_SIZE", 1 << 20, wire::max_chunk_payload, 10, err) : std::nullopt;
-    const auto ip = chunk && pacing_.init(err) ? choose_local_ipv4(err) : std::nullopt;
-    if (!ip) {
+    const auto linger = chunk ? env_unsigned("FI_HASHI_CLOSE_TIMEOUT", 30, 3600, 10, err) : std::nullopt;
+    const auto listen_any = linger ? env_unsigned("FI_HASHI_LISTEN_ANY", 0, 1, 10, err) : std::nullopt;
+    const auto ip = listen_any && pacing_.init(err) ? choose_local_ipv4(err) : std::nullopt;
+    if (ip)
+        key_ = job_key::from_environment(err);
+    if (!ip || !key_) {
         log_error("cannot enable the endpoint: %s", err.c_str());
         return -FI_EINVAL;
     }
@@ -216,6 +220,7 @@ int endpoint::enable()
         return -FI_EINVAL;
     }
     job_id_ = *job;
+    close_timeout_s_ = *linger;
     eager_limit_ = *eager;
     chunk_size_ = *chunk;
 
@@ -226,12 +231,18 @@ int endpoint::enable()
     }
     sockaddr_in sin {};
     sin.sin_family = AF_INET;
-    sin.sin_addr.s_addr = htonl(INADDR_ANY);
+    // Listen only on the address in the business card: a stranger on
+    // another network of this host has no way in (FI_HASHI_LISTEN_ANY=1
+    // listens on every address, for hosts whose card address is translated).
+    sin.sin_addr.s_addr = htonl(*listen_any != 0 ? INADDR_ANY : *ip);
     sin.sin_port = 0;
     socklen_t len = sizeof sin;
     if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || ::listen(listen_fd_, 1024) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
-        log_error("cannot listen on a TCP port: %s", std::strerror(errno));
+        const in_addr in {htonl(*ip)};
+        char text[INET_ADDRSTRLEN] = "?";
+        ::inet_ntop(AF_INET, &in, text, sizeof text);
+        log_error("cannot listen on a TCP port of %s: %s", text, std::strerror(errno));
         return -FI_EIO;
     }
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
@@ -251,8 +262,8 @@ int endpoint::enable()
     self_key_ = self_addr_.encode();
     setup_self();
     enabled_ = true;
-    HASHI_DEBUG("endpoint enabled at %s, job %016llx, eager limit %zu", self_addr_.describe().c_str(),
-        static_cast<unsigned long long>(job_id_), eager_limit_);
+    HASHI_DEBUG("endpoint enabled at %s, job %016llx, %s key, eager limit %zu", self_addr_.describe().c_str(),
+        static_cast<unsigned long long>(job_id_), key_->is_random() ? "a random" : "the job's", eager_limit_);
     return 0;
 }
 
@@ -327,9 +338,7 @@ int endpoint::close()
         // may still sit in our queues: deliver them, then tell every peer we
         // are done and wait (bounded) until each has told us the same, so
         // none of their last messages to us is cut off either.
-        std::string err;
-        const auto linger_s = env_unsigned("FI_HASHI_CLOSE_TIMEOUT", 30, 3600, 10, err).value_or(30);
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(linger_s);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(close_timeout_s_);
         auto queued = [&] {
             for (auto& [k, p] : peers_)
                 if (!p->failed && (!p->txq.empty() || p->dialing != nullptr))
@@ -376,7 +385,7 @@ int endpoint::close()
             if (now >= deadline) {
                 log_warn("closing the endpoint after %llu s although peers have not received everything; their "
                          "last messages from this process may be lost",
-                    static_cast<unsigned long long>(linger_s));
+                    static_cast<unsigned long long>(close_timeout_s_));
                 break;
             }
         }

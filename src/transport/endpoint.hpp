@@ -13,11 +13,14 @@
 #pragma once
 
 #include "transport/address.hpp"
+#include "transport/engine/job_key.hpp"
+#include "transport/engine/log_limiter.hpp"
 #include "transport/engine/wan_pacing.hpp"
 #include "transport/info.hpp"
 #include "transport/match/match_engine.hpp"
 #include "transport/objects.hpp"
 #include "transport/wire/frame.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <rdma/fi_endpoint.h>
 #include <sys/uio.h>
@@ -27,6 +30,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -91,7 +95,9 @@ struct peer {
     fi_addr_t fi_addr = FI_ADDR_NOTAVAIL; // FI_ADDR_NOTAVAIL until inserted in the AV
     bool is_self = false;
     connection* conn = nullptr; // established: frames go out here
-    connection* dialing = nullptr; // our own connection attempt, before its hello_ack
+    connection* dialing = nullptr; // our own connection attempt, before the handshake is done
+    int redials = 0; // attempts whose connection was closed during the handshake
+    std::uint64_t redial_at_ns = 0; // when to dial again (0: not waiting)
     std::deque<tx_item> txq;
     std::uint32_t tx_seq = 1; // next sequence number we send
     std::uint32_t rx_seq = 1; // next sequence number we expect
@@ -105,10 +111,12 @@ struct peer {
 };
 
 struct connection {
+    // The handshake (engine/handshake.cpp) moves a connection through these.
     enum class state : std::uint8_t {
-        dialing, // non-blocking connect in progress
-        await_ack, // hello sent, waiting for hello_ack
-        await_hello, // accepted, waiting for the peer's hello
+        dialing, // connector: non-blocking connect in progress
+        await_challenge, // connector: hello sent
+        await_hello, // acceptor: accepted, nothing proved yet
+        await_proof, // acceptor: challenge sent
         open, // frames flow
         closed,
     };
@@ -117,6 +125,11 @@ struct connection {
     bool outgoing = false;
     peer* p = nullptr;
     bool rx_only = false; // the receiving end of the loopback pair to self
+    // Handshake state. Until the proof checks, an accepted connection has no
+    // peer (p == nullptr): what it claims is only remembered here.
+    handshake_transcript hs {};
+    std::uint64_t hs_deadline_ns = 0; // acceptor: the handshake must be done by then
+    bool ack_pending = false; // connector: open, the acceptor's hello_ack not read yet
     // Receive buffer: frames are parsed from rx[head, tail).
     std::vector<std::uint8_t> rx;
     std::size_t head = 0, tail = 0;
@@ -203,9 +216,21 @@ private:
     void close_connection(connection& c);
     void connection_failed(connection& c, const std::string& why);
     void fail_peer(peer& p, const std::string& why);
-    void on_hello(connection& c, const wire::hello& h);
-    void on_hello_ack(connection& c, const wire::hello& h);
     void attach(peer& p, connection& c);
+    bool redial_due(std::uint64_t now);
+    bool timers_due(std::uint64_t now);
+
+    // The handshake (engine/handshake.cpp).
+    void send_hello(connection& c);
+    bool expected_handshake_frame(const connection& c, wire::frame_type t) const noexcept;
+    void on_handshake_frame(connection& c, const wire::frame_header& h, const std::uint8_t* payload);
+    void on_hello(connection& c, const wire::hello& h);
+    void on_challenge(connection& c, const wire::challenge& ch);
+    void on_proof(connection& c, const wire::proof& pr);
+    void on_hello_ack(connection& c, const wire::hello_ack& a);
+    void refuse(connection& c, const char* why);
+    void handshake_closed(connection& c, const std::string& why);
+    void evict_stale_handshakes(std::uint64_t now, bool make_room);
     void setup_self();
     std::size_t unsent_bytes(const connection& c) const;
 
@@ -250,8 +275,20 @@ private:
     endpoint_address self_addr_;
     endpoint_address::bytes self_key_ {};
     std::uint64_t job_id_ = 0;
+    std::optional<job_key> key_;
     std::string host_;
     int listen_fd_ = -1;
+    bool listen_paused_ = false; // out of descriptors: accepts wait until listen_resume_ns_
+    std::uint64_t listen_resume_ns_ = 0;
+    // An accepted connection has this long to prove itself, and at most this
+    // many are held at once (engine/handshake.cpp says why).
+    static constexpr std::uint64_t handshake_timeout_ns = 10'000'000'000ull;
+    static constexpr std::size_t max_inbound_handshakes = 64;
+    std::size_t handshakes_inbound_ = 0; // accepted connections not yet proved
+    std::uint64_t handshake_check_ns_ = 0; // next time to look for expired handshakes
+    std::vector<peer*> redial_wait_; // peers whose connection attempt is to be retried
+    log_limiter refusals_; // strangers refused
+    log_limiter accept_failures_; // accept errors (out of descriptors)
     int epoll_fd_ = -1;
 
     // Peers by fi_addr (index into the AV) and by address bytes. Peers not
@@ -284,6 +321,7 @@ private:
     std::vector<op*> free_ops_;
     std::size_t ops_live_ = 0;
     std::size_t tx_queued_ = 0; // items in all send queues
+    std::uint64_t close_timeout_s_ = 30; // FI_HASHI_CLOSE_TIMEOUT
     std::size_t eager_limit_;
     std::size_t chunk_size_;
     wan_pacing pacing_;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the hashi provider's frame decoding, fed a byte stream
 // the way a connection would see it. Every header is decoded; a handshake's
-// payload and every 32-byte window as a business card are decoded too.
+// payload (all four handshake decoders) and every 32-byte window as a business card are decoded too.
 // Decoding must never crash, read out of bounds or accept a frame whose
 // length breaks the per-type bounds.
 #include "transport/address.hpp"
 #include "transport/wire/frame.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,11 +26,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (h.length > wire::max_eager_payload)
                 std::abort(); // decode_header let an oversized frame through
         }
-        if (h.type == wire::frame_type::hello || h.type == wire::frame_type::hello_ack) {
-            if (h.length != wire::hello_size)
-                std::abort();
+        if (wire::is_handshake(h.type)) {
+            if (h.length != wire::handshake_payload_size(h.type))
+                std::abort(); // decode_header let a handshake of the wrong size through
+            // Each handshake decoder on the payload, whatever the frame type
+            // says: the endpoint picks the decoder from the type, but every
+            // decoder must survive every input.
             const std::size_t n = std::min<std::size_t>(size - at, h.length);
             (void)wire::decode_hello(data + at, n);
+            (void)wire::decode_challenge(data + at, n);
+            (void)wire::decode_proof(data + at, n);
+            (void)wire::decode_hello_ack(data + at, n);
         }
         // Round trip: what decodes must encode to the same bytes.
         const auto again = wire::encode_header(h);

@@ -65,6 +65,11 @@ expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
 
 # Robustness, through the libfabric API with real processes.
 robust="$HASHI_BUILDDIR/tests/transport/fi-robustness"
+# The job's key, as mpiexec would hand it to the ranks: parent and child
+# hold it; in the malformed checks raw clients play strangers (a random key)
+# and members (this key).
+key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+robust="env HASHI_JOB_KEY=$key $robust"
 if [[ -n ${HASHI_ASAN_RUNTIME:-} ]]; then
     robust="env LD_PRELOAD=$HASHI_ASAN_RUNTIME ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 $robust"
 fi
@@ -75,11 +80,15 @@ sed 's/^/    /' peer-death.out
 
 run malformed -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi HASHI_JOB_ID=5eed $robust malformed
 expect_status malformed 0
-expect_in malformed malformed.err "refused a connection from pid 1 on attacker .*belongs to job 0*5eec, this is job 0*5eed"
+expect_in malformed malformed.err "refused a connection from [0-9.]+:[0-9]+: it could not prove it belongs to this job"
+expect_in malformed malformed.err "refused a connection from [0-9.]+:[0-9]+: it asked for another endpoint"
 expect_in malformed malformed.err "malformed frame: unknown frame type 99"
 expect_in malformed malformed.err "malformed frame: tagged frame with [0-9]+ payload bytes"
 expect_in malformed malformed.err "in the middle of a frame"
 expect_in malformed malformed.err "dropped an incoming connection before its handshake: malformed frame"
+# What a stranger claims about itself is never believed, so never logged.
+if grep -q stranger malformed.err; then fail "malformed: the log repeats a stranger's claims"; else
+    pass "malformed: nothing a stranger claimed reached the log"; fi
 sed 's/^/    /' malformed.out
 
 run crossing -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi FI_HASHI_DEBUG=1 $robust crossing

@@ -7,10 +7,14 @@
 //                              error (never hang), and the provider's message
 //                              names the peer.
 //   fi-robustness malformed    a raw TCP client speaks to a live endpoint:
-//                              a handshake from another job, frames of an
-//                              unknown type, a frame cut in half. The
-//                              endpoint must refuse each, log why, and keep
-//                              serving its real peer.
+//                              a stranger without the job's key (plain, and
+//                              claiming the real peer's address, with a
+//                              message injected after its proof), a hello
+//                              for another endpoint, then a holder of the
+//                              key sending frames of an unknown type or cut
+//                              in half. The endpoint must refuse each
+//                              without revealing anything, and keep serving
+//                              its real peer.
 //   fi-robustness crossing     parent and child connect to each other at the
 //                              same moment, many times over: one connection
 //                              survives each time and no message is lost.
@@ -22,7 +26,9 @@
 //
 // Exit 0 when every expectation held; messages say which did not.
 #include "transport/address.hpp"
+#include "transport/engine/job_key.hpp"
 #include "transport/wire/frame.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -37,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -279,90 +286,184 @@ int malformed()
         sin.sin_port = htons(kid_addr.port);
         if (::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0)
             die("raw connect", -FI_EIO);
+        timeval tv {20, 0}; // no check may hang
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         return fd;
     };
-    auto hello_frame = [&](std::uint64_t job, std::uint64_t nonce) {
-        hashi::fi::endpoint_address fake = kid_addr;
-        fake.port = 1;
-        fake.nonce = nonce;
-        hashi::wire::hello h;
-        h.job_id = job;
-        h.from = fake.encode();
-        h.to = kid;
-        h.pid = 1;
-        h.host = "attacker";
+    auto frame = [](hashi::wire::frame_type t, const auto& body) {
         hashi::wire::frame_header fh;
-        fh.type = hashi::wire::frame_type::hello;
-        fh.length = hashi::wire::hello_size;
+        fh.type = t;
+        fh.length = body.size();
         std::vector<std::uint8_t> out;
         const auto hb = hashi::wire::encode_header(fh);
-        const auto body = hashi::wire::encode_hello(h);
         out.insert(out.end(), hb.begin(), hb.end());
         out.insert(out.end(), body.begin(), body.end());
         return out;
     };
-    auto read_ack = [&](int fd) {
-        std::vector<std::uint8_t> ack(hashi::wire::header_size + hashi::wire::hello_size);
-        read_all(fd, ack.data(), ack.size());
-        auto h = hashi::wire::decode_hello(ack.data() + hashi::wire::header_size, hashi::wire::hello_size);
-        return std::get<hashi::wire::hello>(h).status;
+    // Reads up to n bytes, fewer if the endpoint closes the connection.
+    auto read_upto = [](int fd, std::size_t n) {
+        std::vector<std::uint8_t> got(n);
+        std::size_t at = 0;
+        while (at < n) {
+            const ssize_t r = ::read(fd, got.data() + at, n - at);
+            if (r <= 0)
+                break;
+            at += static_cast<std::size_t>(r);
+        }
+        got.resize(at);
+        return got;
     };
-    const char* job_env = std::getenv("HASHI_JOB_ID");
-    const std::uint64_t job = job_env != nullptr ? std::strtoull(job_env, nullptr, 16) : 0;
+    auto closed_without_a_byte = [&](int fd) { return read_upto(fd, 1).empty(); };
+    const auto job = std::getenv("HASHI_JOB_ID") != nullptr ? std::strtoull(std::getenv("HASHI_JOB_ID"), nullptr, 16) : 0;
+    std::string err;
+    const auto real_key = hashi::fi::job_key::from_environment(err);
+    if (!real_key || real_key->is_random())
+        die("HASHI_JOB_KEY must be set for the malformed checks", -FI_EINVAL);
+    const auto stranger_key = hashi::fi::job_key::random();
+    // A connector's handshake under `key`, claiming to be `from`: returns
+    // the connection and what the endpoint answered to the hello.
+    struct attempt {
+        int fd = -1;
+        std::vector<std::uint8_t> challenge_bytes;
+        bool challenge_verified = false;
+    };
+    auto connect_as = [&](const hashi::fi::job_key& key, const std::array<std::uint8_t, 32>& from) {
+        attempt a;
+        a.fd = raw();
+        hashi::fi::handshake_transcript t;
+        t.job_id = job;
+        t.connector = from;
+        t.acceptor = kid;
+        t.connector_nonce = hashi::fi::fresh_nonce();
+        hashi::wire::hello h {from, kid, t.connector_nonce};
+        auto out = frame(hashi::wire::frame_type::hello, hashi::wire::encode(h));
+        hashi::wire::proof pr;
+        write_all(a.fd, out.data(), out.size());
+        a.challenge_bytes = read_upto(a.fd, hashi::wire::header_size + hashi::wire::challenge_size);
+        if (a.challenge_bytes.size() == hashi::wire::header_size + hashi::wire::challenge_size) {
+            auto ch = hashi::wire::decode_challenge(
+                a.challenge_bytes.data() + hashi::wire::header_size, hashi::wire::challenge_size);
+            if (auto* got = std::get_if<hashi::wire::challenge>(&ch)) {
+                t.acceptor_nonce = got->acceptor_nonce;
+                t.status = got->status;
+                a.challenge_verified = hashi::fi::same_mac(got->acceptor_mac, key.acceptor_mac(t));
+            }
+        }
+        pr.connector_mac = key.connector_mac(t);
+        pr.who = {1, key.is_random() ? "stranger" : "member"};
+        out = frame(hashi::wire::frame_type::proof, hashi::wire::encode(pr));
+        write_all(a.fd, out.data(), out.size());
+        return a;
+    };
+    auto contains = [](const std::vector<std::uint8_t>& hay, const void* needle, std::size_t n) {
+        const auto* p = static_cast<const std::uint8_t*>(needle);
+        return std::search(hay.begin(), hay.end(), p, p + n) != hay.end();
+    };
+    hashi::fi::endpoint_address fake = kid_addr;
+    fake.port = 1;
+    auto fake_name = [&](std::uint64_t nonce) {
+        fake.nonce = nonce;
+        return fake.encode();
+    };
+    // A tagged message with tag 1 and value 0: if the child took it for its
+    // parent's, it would stop answering (value 0 means "exit").
+    auto injected = [&] {
+        hashi::wire::frame_header fh;
+        fh.type = hashi::wire::frame_type::tagged;
+        fh.seq = 1;
+        fh.tag = 1;
+        fh.length = 4;
+        std::vector<std::uint8_t> out;
+        const auto hb = hashi::wire::encode_header(fh);
+        out.insert(out.end(), hb.begin(), hb.end());
+        out.insert(out.end(), 4, 0);
+        return out;
+    }();
 
-    // 1. A handshake from another job is refused with a reason.
-    int fd = raw();
-    auto hello = hello_frame(job ^ 1, 1);
-    write_all(fd, hello.data(), hello.size());
-    check(read_ack(fd) == hashi::wire::hello_status::wrong_job, "a handshake from another job is refused");
-    ::close(fd);
+    // 1. A stranger (without the key) gets a challenge that names neither
+    // the job nor the endpoint, cannot check it, and is closed after its
+    // proof without another byte.
+    auto s = connect_as(stranger_key, fake_name(1));
+    check(s.challenge_bytes.size() == hashi::wire::header_size + hashi::wire::challenge_size,
+        "a stranger's hello is answered with a challenge only");
+    check(!s.challenge_verified, "the challenge proves nothing to a stranger (MAC under the job's key)");
+    {
+        const auto pid = static_cast<std::uint32_t>(child);
+        const std::uint64_t job_bytes = job;
+        check(!contains(s.challenge_bytes, &job_bytes, sizeof job_bytes) &&
+                !contains(s.challenge_bytes, kid.data() + 8, 8) && !contains(s.challenge_bytes, &pid, sizeof pid),
+            "the challenge carries neither the job id, nor the endpoint's address, nor its pid");
+    }
+    write_all(s.fd, injected.data(), injected.size());
+    check(closed_without_a_byte(s.fd), "a stranger's forged proof closes the connection, nothing more is sent");
+    ::close(s.fd);
 
-    // 2. A proper handshake, then a frame of unknown type.
-    fd = raw();
-    hello = hello_frame(job, 2);
-    write_all(fd, hello.data(), hello.size());
-    check(read_ack(fd) == hashi::wire::hello_status::ok, "a handshake from this job is accepted");
+    // 2. A stranger that claims to be the parent (impersonation) and sends
+    // a message as it: refused, and the message is never delivered (the
+    // ping-pong below would stop).
+    s = connect_as(stranger_key, me.name);
+    write_all(s.fd, injected.data(), injected.size());
+    check(closed_without_a_byte(s.fd), "a stranger claiming the parent's address is closed after its proof");
+    ::close(s.fd);
+    check(ping(77), "the child still answers its real parent after the impersonation");
+
+    // 3. A hello for another endpoint (a stale address): closed, nothing
+    // said at all.
+    {
+        const int fd = raw();
+        auto other = kid_addr;
+        other.nonce ^= 1;
+        hashi::wire::hello h {fake_name(2), other.encode(), hashi::fi::fresh_nonce()};
+        const auto out = frame(hashi::wire::frame_type::hello, hashi::wire::encode(h));
+        write_all(fd, out.data(), out.size());
+        check(closed_without_a_byte(fd), "a hello for another endpoint is closed without an answer");
+        ::close(fd);
+    }
+
+    // 4. A member of the job (the key), then a frame of unknown type.
+    auto m = connect_as(*real_key, fake_name(3));
+    check(m.challenge_verified, "the endpoint proves itself to a holder of the job's key");
+    auto ack = read_upto(m.fd, hashi::wire::header_size + hashi::wire::hello_ack_size);
+    check(ack.size() == hashi::wire::header_size + hashi::wire::hello_ack_size &&
+            std::holds_alternative<hashi::wire::hello_ack>(
+                hashi::wire::decode_hello_ack(ack.data() + hashi::wire::header_size, hashi::wire::hello_ack_size)),
+        "a holder of the key that proved itself gets the hello_ack");
     std::uint8_t junk[hashi::wire::header_size] = {99};
-    write_all(fd, junk, sizeof junk);
-    char c;
-    check(::read(fd, &c, 1) == 0, "a frame of unknown type makes the endpoint close that connection");
-    ::close(fd);
+    write_all(m.fd, junk, sizeof junk);
+    check(closed_without_a_byte(m.fd), "a frame of unknown type makes the endpoint close that connection");
+    ::close(m.fd);
 
-    // 3. A tagged frame claiming more payload than allowed.
-    fd = raw();
-    hello = hello_frame(job, 3);
-    write_all(fd, hello.data(), hello.size());
-    read_ack(fd);
+    // 5. A tagged frame claiming more payload than allowed.
+    m = connect_as(*real_key, fake_name(4));
+    read_upto(m.fd, hashi::wire::header_size + hashi::wire::hello_ack_size);
     hashi::wire::frame_header big;
     big.type = hashi::wire::frame_type::tagged;
     big.seq = 1;
     big.length = ~0ULL;
     auto bh = hashi::wire::encode_header(big);
-    write_all(fd, bh.data(), bh.size());
-    check(::read(fd, &c, 1) == 0, "a frame with an absurd length makes the endpoint close that connection");
-    ::close(fd);
+    write_all(m.fd, bh.data(), bh.size());
+    check(closed_without_a_byte(m.fd), "a frame with an absurd length makes the endpoint close that connection");
+    ::close(m.fd);
 
-    // 4. Half a frame, then the connection drops.
-    fd = raw();
-    hello = hello_frame(job, 4);
-    write_all(fd, hello.data(), hello.size());
-    read_ack(fd);
+    // 6. Half a frame, then the connection drops.
+    m = connect_as(*real_key, fake_name(5));
+    read_upto(m.fd, hashi::wire::header_size + hashi::wire::hello_ack_size);
     hashi::wire::frame_header half;
     half.type = hashi::wire::frame_type::tagged;
     half.seq = 1;
     half.length = 1000;
     auto hh = hashi::wire::encode_header(half);
-    write_all(fd, hh.data(), hh.size());
-    write_all(fd, "only a bit", 10);
-    ::close(fd);
+    write_all(m.fd, hh.data(), hh.size());
+    write_all(m.fd, "only a bit", 10);
+    ::close(m.fd);
 
-    // 5. Random bytes instead of a handshake.
-    fd = raw();
+    // 7. Random bytes instead of a handshake.
+    int fd = raw();
     std::uint8_t noise[300];
     for (std::size_t i = 0; i < sizeof noise; ++i)
         noise[i] = static_cast<std::uint8_t>(i * 37 + 11);
     write_all(fd, noise, sizeof noise);
-    check(::read(fd, &c, 1) == 0, "bytes that are not a handshake make the endpoint close the connection");
+    check(closed_without_a_byte(fd), "bytes that are not a handshake make the endpoint close the connection");
     ::close(fd);
 
     check(ping(100), "ping-pong with the child still works after the attacks");

@@ -107,7 +107,7 @@ peer* endpoint::peer_for_send(fi_addr_t dest, int& err)
             err = -FI_EIO;
             return nullptr;
         }
-        if (p->conn == nullptr && p->dialing == nullptr)
+        if (p->conn == nullptr && p->dialing == nullptr && p->redial_at_ns == 0)
             dial(*p);
         return p->failed ? (err = -FI_EIO, nullptr) : p;
     }
@@ -123,7 +123,7 @@ peer* endpoint::peer_for_send(fi_addr_t dest, int& err)
     by_index_[dest] = &p;
     if (p.fi_addr == FI_ADDR_NOTAVAIL)
         p.fi_addr = dest;
-    if (p.conn == nullptr && p.dialing == nullptr && !p.failed)
+    if (p.conn == nullptr && p.dialing == nullptr && !p.failed && p.redial_at_ns == 0)
         dial(p);
     if (p.failed) {
         err = -FI_EIO;
@@ -134,6 +134,7 @@ peer* endpoint::peer_for_send(fi_addr_t dest, int& err)
 
 void endpoint::dial(peer& p)
 {
+    p.redial_at_ns = 0;
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         fail_peer(p, std::string("cannot create a socket: ") + std::strerror(errno));
@@ -165,32 +166,36 @@ void endpoint::dial(peer& p)
     }
 }
 
-namespace {
-void append_frame(std::vector<std::uint8_t>& out, wire::frame_type t, const wire::hello& h)
-{
-    wire::frame_header fh;
-    fh.type = t;
-    fh.length = wire::hello_size;
-    const auto hb = wire::encode_header(fh);
-    const auto body = wire::encode_hello(h);
-    out.insert(out.end(), hb.begin(), hb.end());
-    out.insert(out.end(), body.begin(), body.end());
-}
-} // namespace
 
 void endpoint::accept_pending()
 {
     for (;;) {
         const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-                log_warn("accept: %s", std::strerror(errno));
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                // Out of descriptors (or memory): stop looking at the
+                // listening socket for a while instead of spinning on it;
+                // established connections go on, and pending connectors
+                // wait in the kernel's accept queue.
+                accept_failures_.warn("cannot accept connections: %s; trying again in 100 ms (raise ulimit -n?)",
+                    std::strerror(errno));
+                ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+                listen_paused_ = true;
+                listen_resume_ns_ = monotonic_ns() + 100'000'000ull;
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+                accept_failures_.warn("accept: %s", std::strerror(errno));
+            }
             return;
         }
+        const std::uint64_t now = monotonic_ns();
+        if (handshakes_inbound_ >= max_inbound_handshakes)
+            evict_stale_handshakes(now, true);
         set_nodelay(fd);
         auto c = std::make_unique<connection>();
         c->fd = fd;
         c->st = connection::state::await_hello;
+        c->hs_deadline_ns = now + handshake_timeout_ns;
+        ++handshakes_inbound_;
         epoll_event ev {};
         ev.events = EPOLLIN;
         ev.data.ptr = c.get();
@@ -218,6 +223,8 @@ void endpoint::close_connection(connection& c)
         ::close(c.fd);
         c.fd = -1;
     }
+    if (!c.outgoing && (c.st == connection::state::await_hello || c.st == connection::state::await_proof))
+        --handshakes_inbound_;
     c.st = connection::state::closed;
     if (c.p != nullptr) {
         if (c.p->conn == &c)
@@ -234,7 +241,7 @@ void endpoint::connection_failed(connection& c, const std::string& why)
     if (p != nullptr)
         fail_peer(*p, why);
     else
-        log_warn("dropped an incoming connection before its handshake: %s", why.c_str());
+        refusals_.warn("dropped an incoming connection before its handshake: %s", why.c_str());
 }
 
 std::size_t endpoint::unsent_bytes(const connection& c) const
@@ -270,6 +277,8 @@ bool endpoint::flush_handshake(connection& c)
 
 void endpoint::attach(peer& p, connection& c)
 {
+    if (!c.outgoing && c.st == connection::state::await_proof)
+        --handshakes_inbound_;
     c.p = &p;
     c.st = connection::state::open;
     p.conn = &c;
@@ -277,84 +286,6 @@ void endpoint::attach(peer& p, connection& c)
         p.dialing = nullptr;
     HASHI_DEBUG("connected to %s", p.describe().c_str());
     flush(p);
-}
-
-void endpoint::on_hello(connection& c, const wire::hello& h)
-{
-    wire::hello reply;
-    reply.job_id = job_id_;
-    reply.from = self_key_;
-    reply.pid = static_cast<std::uint32_t>(getpid());
-    reply.host = host_;
-    const auto from = endpoint_address::decode(h.from.data(), h.from.size());
-    if (h.job_id != job_id_) {
-        reply.status = wire::hello_status::wrong_job;
-        log_warn("refused a connection from pid %u on %s (%s): it belongs to job %016llx, this is job %016llx", h.pid,
-            h.host.c_str(), from->describe().c_str(), static_cast<unsigned long long>(h.job_id),
-            static_cast<unsigned long long>(job_id_));
-    } else if (h.to != self_key_) {
-        reply.status = wire::hello_status::wrong_endpoint;
-        log_warn("refused a connection from pid %u on %s: it wanted another endpoint at this port (stale address)",
-            h.pid, h.host.c_str());
-    }
-    if (reply.status != wire::hello_status::ok) {
-        append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
-        flush_handshake(c);
-        close_connection(c);
-        return;
-    }
-    peer& p = peer_by_address(*from);
-    p.host = h.host;
-    p.pid = h.pid;
-    const bool ours_wins = p.dialing != nullptr && self_key_ < p.key;
-    if (p.conn != nullptr || ours_wins || p.failed) {
-        reply.status = wire::hello_status::duplicate;
-        append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
-        flush_handshake(c);
-        close_connection(c);
-        return;
-    }
-    if (p.dialing != nullptr) {
-        // Both connected at once and theirs wins: drop ours before it
-        // carries anything.
-        connection* mine = p.dialing;
-        p.dialing = nullptr;
-        mine->p = nullptr;
-        close_connection(*mine);
-    }
-    append_frame(c.hs_out, wire::frame_type::hello_ack, reply);
-    if (!flush_handshake(c) && c.st == connection::state::closed)
-        return;
-    attach(p, c);
-}
-
-void endpoint::on_hello_ack(connection& c, const wire::hello& h)
-{
-    peer& p = *c.p;
-    switch (h.status) {
-    case wire::hello_status::ok:
-        if (h.from != p.key) {
-            connection_failed(c,
-                "the process that answered at " + p.addr.describe() +
-                    " is not the endpoint in the address vector (stale address?)");
-            return;
-        }
-        p.host = h.host;
-        p.pid = h.pid;
-        attach(p, c);
-        return;
-    case wire::hello_status::duplicate:
-        // The peer's own connection to us carries the traffic; our queue
-        // waits for it.
-        c.p = nullptr;
-        if (p.dialing == &c)
-            p.dialing = nullptr;
-        close_connection(c);
-        return;
-    default:
-        connection_failed(c, std::string("the peer refused the connection: ") + wire::hello_status_text(h.status));
-        return;
-    }
 }
 
 void endpoint::handle_events(connection& c, std::uint32_t events)
@@ -371,16 +302,7 @@ void endpoint::handle_events(connection& c, std::uint32_t events)
             connection_failed(c, std::string("cannot connect: ") + std::strerror(err));
             return;
         }
-        wire::hello h;
-        h.job_id = job_id_;
-        h.from = self_key_;
-        h.to = c.p->key;
-        h.pid = static_cast<std::uint32_t>(getpid());
-        h.host = host_;
-        append_frame(c.hs_out, wire::frame_type::hello, h);
-        c.st = connection::state::await_ack;
-        if (flush_handshake(c))
-            arm_write(c, false);
+        send_hello(c);
         return;
     }
     if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
@@ -404,6 +326,9 @@ bool endpoint::flush(peer& p)
     if (c == nullptr || c->st != connection::state::open)
         return false;
     bool moved = false;
+    // Handshake bytes (the proof, the hello_ack) go before any frame.
+    if (!c->hs_out.empty() && !flush_handshake(*c))
+        return false;
     if (pacing_.enabled() && p.addr.cluster_id != self_addr_.cluster_id)
         pacing_.apply(c->fd, c->pacing_generation);
     while (!p.txq.empty()) {
@@ -572,14 +497,14 @@ bool endpoint::read_from(connection& c)
                 return true;
             }
             const auto& h = std::get<wire::frame_header>(decoded);
-            const bool handshake = h.type == wire::frame_type::hello || h.type == wire::frame_type::hello_ack;
-            const bool expected_handshake = c.st == connection::state::await_hello ? h.type == wire::frame_type::hello
-                : c.st == connection::state::await_ack ? h.type == wire::frame_type::hello_ack
-                                                       : !handshake;
-            if (!expected_handshake) {
-                connection_failed(c,
-                    std::string("unexpected ") + wire::frame_type_name(h.type) + " frame " +
-                        (c.st == connection::state::open ? "after" : "before") + " the handshake");
+            const bool handshake = wire::is_handshake(h.type);
+            if (!expected_handshake_frame(c, h.type)) {
+                const std::string why = std::string("unexpected ") + wire::frame_type_name(h.type) + " frame " +
+                    (c.st == connection::state::open ? "after" : "before") + " the handshake";
+                if (c.p == nullptr)
+                    refuse(c, why.c_str());
+                else
+                    connection_failed(c, why);
                 return true;
             }
             if (!handshake && h.seq != c.p->rx_seq) {
@@ -604,15 +529,7 @@ bool endpoint::read_from(connection& c)
                 c.head += need;
                 moved = true;
                 if (handshake) {
-                    auto hello = wire::decode_hello(payload, h.length);
-                    if (auto* e = std::get_if<wire::decode_error>(&hello)) {
-                        connection_failed(c, "bad handshake: " + e->reason);
-                        return true;
-                    }
-                    if (h.type == wire::frame_type::hello)
-                        on_hello(c, std::get<wire::hello>(hello));
-                    else
-                        on_hello_ack(c, std::get<wire::hello>(hello));
+                    on_handshake_frame(c, h, payload);
                 } else {
                     ++c.p->rx_seq;
                     c.p->stats.rx_bytes += h.length;
@@ -647,11 +564,7 @@ bool endpoint::read_from(connection& c)
         // End of stream, or an error.
         const std::string why = r == 0 ? std::string("connection closed") : std::string(std::strerror(errno));
         if (c.p == nullptr || c.st != connection::state::open) {
-            // A connection that lost a simultaneous connect, or a stranger.
-            if (c.p != nullptr && c.p->dialing == &c)
-                c.p->dialing = nullptr;
-            c.p = nullptr;
-            close_connection(c);
+            handshake_closed(c, why);
             return true;
         }
         if (avail > 0) {
@@ -680,6 +593,8 @@ bool endpoint::progress()
     epoll_event events[64];
     const int n = ::epoll_wait(epoll_fd_, events, 64, 0);
     bool moved = n > 0;
+    if ((listen_paused_ || handshakes_inbound_ > 0 || !redial_wait_.empty()) && timers_due(monotonic_ns()))
+        moved = true;
     for (int i = 0; i < n; ++i) {
         if (events[i].data.ptr == nullptr)
             accept_pending();

@@ -13,8 +13,6 @@
 // state.
 #pragma once
 
-#include "transport/address.hpp"
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -24,8 +22,8 @@
 namespace hashi::wire {
 
 enum class frame_type : std::uint8_t {
-    hello = 1, // connection handshake, sent by the connecting side
-    hello_ack = 2, // the accepting side's answer
+    hello = 1, // handshake (wire/handshake.hpp): connector's addresses and nonce
+    hello_ack = 2, // handshake: the acceptor's identity, after the connector's proof
     msg = 3, // untagged message, payload inline (eager)
     tagged = 4, // tagged message, payload inline (eager)
     rts = 5, // rendezvous: request to send `a` bytes; b = sender's op id
@@ -36,7 +34,16 @@ enum class frame_type : std::uint8_t {
     rma_read_req = 10, // a = key, b = offset, c = initiator's op id, tag = bytes wanted
     rma_read_resp = 11, // a = initiator's op id, b = offset of this chunk, c = status
     bye = 12, // the sender will send nothing more on this connection
+    challenge = 13, // handshake: the acceptor's nonce and proof
+    proof = 14, // handshake: the connector's proof and identity
 };
+
+// The four frame types of the handshake, which carry no sequence number.
+constexpr bool is_handshake(frame_type t) noexcept
+{
+    return t == frame_type::hello || t == frame_type::hello_ack || t == frame_type::challenge ||
+        t == frame_type::proof;
+}
 
 enum frame_flags : std::uint8_t {
     flag_remote_data = 1, // `data` carries remote CQ data
@@ -71,30 +78,5 @@ struct decode_error {
 std::variant<frame_header, decode_error> decode_header(const std::uint8_t* p) noexcept;
 
 const char* frame_type_name(frame_type t) noexcept;
-
-// The handshake payload of hello and hello_ack.
-enum class hello_status : std::uint32_t {
-    ok = 0,
-    duplicate = 1, // both sides connected at once; the other connection wins
-    wrong_job = 2, // the job identifiers differ
-    wrong_endpoint = 3, // the address the connector wanted is not this endpoint (stale card, reused port)
-    bad_version = 4,
-};
-
-struct hello {
-    std::uint64_t job_id = 0;
-    fi::endpoint_address::bytes from {}; // the sender's own address
-    fi::endpoint_address::bytes to {}; // the address the sender wants (hello) or 0 (ack)
-    std::uint32_t pid = 0;
-    hello_status status = hello_status::ok; // meaningful in hello_ack
-    std::string host; // at most host_name_size - 1 bytes
-};
-
-inline constexpr std::size_t host_name_size = 64;
-inline constexpr std::size_t hello_size = 8 + 8 + 32 + 32 + 4 + 4 + host_name_size;
-
-std::array<std::uint8_t, hello_size> encode_hello(const hello& h) noexcept;
-std::variant<hello, decode_error> decode_hello(const std::uint8_t* p, std::size_t len) noexcept;
-const char* hello_status_text(hello_status s) noexcept;
 
 } // namespace hashi::wire

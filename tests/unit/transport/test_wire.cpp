@@ -3,6 +3,7 @@
 // the handshake, encoded and decoded, and every way decoding refuses input.
 #include "transport/address.hpp"
 #include "transport/wire/frame.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <cstring>
@@ -138,53 +139,3 @@ BOOST_AUTO_TEST_CASE(header_decode_refuses_what_a_peer_must_not_send)
     BOOST_TEST(error_of(wire::decode_header(wire::encode_header(hs).data())) != nullptr);
 }
 
-BOOST_AUTO_TEST_CASE(hello_round_trip)
-{
-    wire::hello h;
-    h.job_id = 0xfeedface12345678ULL;
-    h.from = sample_address().encode();
-    auto to = sample_address();
-    to.port = 40002;
-    h.to = to.encode();
-    h.pid = 4242;
-    h.status = wire::hello_status::duplicate;
-    h.host = "c0n1";
-    const auto bytes = wire::encode_hello(h);
-    auto d = wire::decode_hello(bytes.data(), bytes.size());
-    BOOST_REQUIRE(!error_of(d));
-    const auto& g = std::get<wire::hello>(d);
-    BOOST_TEST(g.job_id == h.job_id);
-    BOOST_TEST((g.from == h.from));
-    BOOST_TEST((g.to == h.to));
-    BOOST_TEST(g.pid == h.pid);
-    BOOST_TEST((g.status == h.status));
-    BOOST_TEST(g.host == "c0n1");
-}
-
-BOOST_AUTO_TEST_CASE(hello_decode_refuses_bad_handshakes)
-{
-    wire::hello h;
-    h.from = sample_address().encode();
-    h.host = "node";
-    const auto good = wire::encode_hello(h);
-
-    BOOST_TEST(error_of(wire::decode_hello(good.data(), good.size() - 1))->reason.find("bytes") != std::string::npos);
-    auto b = good;
-    b[0] = 'G'; // an HTTP client, say
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("magic") != std::string::npos);
-    b = good;
-    b[7] = 9;
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("version") != std::string::npos);
-    b = good;
-    b[84] = 77; // status
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("status") != std::string::npos);
-    b = good;
-    std::memset(&b[88], 'x', wire::host_name_size); // no terminator
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("terminated") != std::string::npos);
-    b = good;
-    b[89] = '\n';
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("printable") != std::string::npos);
-    b = good;
-    b[16] = 'Z'; // the sender's own address
-    BOOST_TEST(error_of(wire::decode_hello(b.data(), b.size()))->reason.find("address") != std::string::npos);
-}
