@@ -35,12 +35,15 @@ tests_unit_hashi_unit_SOURCES = \
 	tests/unit/test_options.cpp \
 	tests/unit/test_pmi_wire.cpp \
 	tests/unit/test_pmi_server.cpp \
+	tests/unit/test_pmi_auth.cpp \
+	tests/unit/test_shim_handoff.cpp \
 	tests/unit/test_placement.cpp \
 	tests/unit/test_launcher.cpp \
 	tests/unit/test_output_forwarder.cpp \
 	tests/unit/test_wrapper_args.cpp
 tests_unit_hashi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK -DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_wrapper.a libhashi_common.a -lboost_unit_test_framework
+tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) \
+	-lboost_unit_test_framework
 TESTS += tests/unit/hashi-unit
 
 ## Integration tests: real jobs under our mpiexec ###########################
@@ -57,6 +60,10 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/pr
 ## Emulated grid: a federated job across two testbed clusters (root) ######
 TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh
+
+## Security: strangers on mpiexec's PMI port, secrets on command lines ####
+TESTS += tests/security/pmi-hijack.sh
+EXTRA_DIST += tests/security/pmi-hijack.sh tests/security/stranger.py tests/security/programs
 
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh
