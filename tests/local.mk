@@ -37,6 +37,7 @@ tests_unit_hashi_unit_SOURCES = \
 	tests/unit/test_pmi_server.cpp \
 	tests/unit/test_pmi_auth.cpp \
 	tests/unit/test_shim_handoff.cpp \
+	tests/unit/test_capacity.cpp \
 	tests/unit/test_placement.cpp \
 	tests/unit/test_launcher.cpp \
 	tests/unit/test_output_forwarder.cpp \

@@ -61,6 +61,7 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
 	src/mpi/mpiexec/output_forwarder.cpp src/mpi/mpiexec/output_forwarder.hpp \
+	src/mpi/mpiexec/capacity.cpp src/mpi/mpiexec/capacity.hpp \
 	src/mpi/mpiexec/secrets.cpp src/mpi/mpiexec/secrets.hpp \
 	src/mpi/mpiexec/pmi_auth.cpp src/mpi/mpiexec/pmi_auth.hpp \
 	src/mpi/mpiexec/pmi_listener.cpp src/mpi/mpiexec/pmi_listener.hpp \

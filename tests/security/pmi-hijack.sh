@@ -86,7 +86,14 @@ expect_count hijack hijack.err "refused a connection to the PMI port from 127\.0
 expect_in hijack hijack.err "refused 4 more connections to the PMI port"
 if [[ $(cat ps.1 ps.2 ps.3 | grep -c 'hashi-ssh-shim') -ge 4 ]]; then pass "ps saw the ranks' shims running"; else
     fail "ps did not see the ranks running; the command-line checks below prove nothing"; fi
-leaked=$(cat ps.1 ps.2 ps.3 | grep -E -e "$secret" -e 'HASHI_JOB_KEY|HASHI_IMPI_SECRET' -e "$hex64" | sort -u)
+# Anywhere: the test's secret, the job key the ranks printed, the names.
+# On the job's own command lines also anything that looks like a token.
+key=$(grep -Eo "key=$hex64" hijack.out | head -1)
+key=${key#key=}
+leaked=$( {
+    cat ps.1 ps.2 ps.3 | grep -E -e "$secret" -e "${key:-no key printed}" -e 'HASHI_JOB_KEY|HASHI_IMPI_SECRET'
+    cat ps.1 ps.2 ps.3 | grep -F -e "$work" -e hashi-ssh-shim | grep -E "$hex64"
+} | sort -u)
 if [[ -z $leaked ]]; then pass "no secret on any command line"; else
     fail "secrets on command lines:"; sed 's/^/    /' <<<"$leaked" | head -10; fi
 finish

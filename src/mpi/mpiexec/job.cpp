@@ -2,6 +2,7 @@
 #include "job.hpp"
 
 #include "../common/install_paths.hpp"
+#include "capacity.hpp"
 #include "launcher.hpp"
 #include "pmi_auth.hpp"
 #include "pmi_listener.hpp"
@@ -47,6 +48,10 @@ constexpr int child_pmi_fd = 3;
 // A connection to the PMI port must authenticate within this time; a real
 // shim does it at once, an idle stranger is dropped.
 constexpr auto auth_grace = std::chrono::seconds(10);
+// Connections still authenticating at one time; beyond that a new one is
+// closed at once, so a flood of strangers cannot use up our descriptors
+// (real shims authenticate within milliseconds of connecting).
+constexpr std::size_t max_unauthenticated = 256;
 // At most one message about refused PMI connections this often.
 constexpr auto refusal_log_interval = std::chrono::seconds(5);
 
@@ -235,6 +240,9 @@ void Job::start_all()
     int nranks = opt_.total_procs();
     std::string local = local_host_name();
     placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
+    if (auto problem = capacity_problem(opt_, nranks, ::sysconf(_SC_NPROCESSORS_ONLN), raise_descriptor_limit())) {
+        throw UsageError(*problem);
+    }
     if (!join_federation()) {
         return;
     }
@@ -606,6 +614,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     // Also from the parent, so a kill(-pid) right after fork reaches it.
     ::setpgid(pid, pid);
     p.pid = pid;
+    rank_of_pid_[pid] = rank;
     p.stdout_fd.reset(out_pipe[0]);
     p.stderr_fd.reset(err_pipe[0]);
     p.out = std::make_unique<OutputForwarder>(STDOUT_FILENO, rank_offset_ + rank, opt_.prepend_rank);
@@ -844,6 +853,12 @@ void Job::accept_pmi_connection()
     char addr[INET_ADDRSTRLEN] = "?";
     ::inet_ntop(AF_INET, &from.sin_addr, addr, sizeof addr);
     c->peer = std::string(addr) + ":" + std::to_string(ntohs(from.sin_port));
+    auto pending = std::count_if(
+        pmi_conns_.begin(), pmi_conns_.end(), [](const std::unique_ptr<PmiConnection>& p) { return p->fd && p->rank < 0; });
+    if (static_cast<std::size_t>(pending) >= max_unauthenticated) {
+        refuse_pmi(*c, std::to_string(max_unauthenticated) + " connections are already waiting to authenticate");
+        return;
+    }
     pmi_conns_.push_back(std::move(c));
 }
 
@@ -880,7 +895,11 @@ void Job::on_process_exit(Process& p)
     int sig = WIFSIGNALED(p.wait_status) ? WTERMSIG(p.wait_status) : 0;
     int code = WIFEXITED(p.wait_status) ? WEXITSTATUS(p.wait_status) : 0;
     if (opt_.launcher == LauncherKind::ssh) {
-        drain_lifeline(p.rank);
+        // While the job is torn down the exact remote status is not
+        // reported, and waiting for it rank by rank would take a second each.
+        if (!killing_) {
+            drain_lifeline(p.rank);
+        }
         if (p.remote_reported) {
             sig = p.remote_signal;
             code = p.remote_status;
@@ -915,12 +934,10 @@ void Job::reap_children()
         if (pid <= 0) {
             return;
         }
-        for (auto& p : procs_) {
-            if (p.pid == pid && !p.exited) {
-                p.wait_status = st;
-                on_process_exit(p);
-                break;
-            }
+        // A map, not a scan: a big job's teardown reaps every process.
+        if (auto it = rank_of_pid_.find(pid); it != rank_of_pid_.end() && !procs_[it->second].exited) {
+            procs_[it->second].wait_status = st;
+            on_process_exit(procs_[it->second]);
         }
     }
 }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace hashi::mpiexec {
@@ -114,6 +115,7 @@ private:
     std::vector<int> global_node_of_rank_;
     bool barrier_pending_ = false; // this cluster's barrier is at the server
     std::vector<Process> procs_;
+    std::unordered_map<pid_t, int> rank_of_pid_;
     std::vector<std::unique_ptr<PmiConnection>> pmi_conns_;
     std::vector<PmiConnection*> pmi_of_rank_;
     std::vector<PmiConnection*> lifeline_of_rank_;
