@@ -64,6 +64,15 @@ expect_in timeout timeout.err "ran longer than the timeout of 3 s; killing the 2
 run env-timeout -- env MPIEXEC_TIMEOUT=2 mpiexec -n 2 ./wait_forever
 expect_status env-timeout 124
 
+# One rank fails a setting at MPI_Init: the report is that rank's own
+# status (MPICH exits with 128 + the error class, 143 for MPI_ERR_OTHER)
+# and message, not the SIGTERM mpiexec then sends the others.
+run init-fails -- mpiexec -n 3 ./exit_code 0 0 : -n 1 -env FI_HASHI_EAGER_SIZE bogus ./exit_code 0 0
+expect_status init-fails 143
+expect_in init-fails init-fails.err "FI_HASHI_EAGER_SIZE='bogus'"
+expect_in init-fails init-fails.err "^mpiexec: rank 3 \(pid [0-9]+ on [^)]+\) exited with status 143 \(its own exit status, not a signal: .*error class, here 15,"
+expect_count init-fails init-fails.err "^mpiexec: " 1
+
 # A job that cannot fit is refused before anything starts, at once.
 cat >mark <<'SH'
 #!/bin/sh

@@ -19,9 +19,11 @@ expect_in ssh-job ssh-job.out "^rank=0 node=localhost "
 expect_in ssh-job ssh-job.out "^rank=3 node=127.0.0.1 "
 
 run ssh-env -- mpiexec -launcher ssh -launcher-exec "$ssh_cmd" -hosts 127.0.0.1 -n 1 -genv G "a b" \
-    -wdir /tmp "$work/show_env" G PMI_PORT FI_PROVIDER
+    -wdir /tmp "$work/show_env" G PMI_FD PMI_PORT FI_PROVIDER
 expect_status ssh-env 0
-expect_in ssh-env ssh-env.out "^rank=0 cwd=/tmp G=a b PMI_PORT=[^ ]+:[0-9]+ FI_PROVIDER=hashi"
+# The shim hands the program its authenticated PMI connection; the program
+# never dials the port itself.
+expect_in ssh-env ssh-env.out "^rank=0 cwd=/tmp G=a b PMI_FD=3 PMI_PORT=<unset> FI_PROVIDER=hashi"
 
 # Rank 0's stdin comes after what mpiexec hands the shim on the same pipe.
 seq 1 100 | mpiexec -launcher ssh -launcher-exec "$ssh_cmd" -hosts 127.0.0.1,localhost -n 2 -genv PATH "$PATH" \

@@ -371,10 +371,11 @@ bool Job::join_federation()
             }
         }
         job_key_ = derive_job_key(material, job.job_id);
-        std::cerr << "mpiexec: warning: the clusters authenticate with "
-                  << (creds.key ? "IMPI_AUTH_KEY" : "IMPI_AUTH_NONE")
-                  << ", so the ranks' job key is derived from what a stranger can learn: ranks of different clusters are "
-                     "not protected against strangers (give every cluster and impi-server -impi-secret-file)"
+        std::cerr << "mpiexec: warning: no IMPI secret is configured (only "
+                  << (creds.key ? "IMPI_AUTH_KEY" : "IMPI_AUTH_NONE") << "), so the ranks' job key is derived from "
+                  << (creds.key ? "the IMPI key and the job id" : "the job id")
+                  << ", which strangers can learn: ranks of different clusters are not protected against strangers "
+                     "(give impi-server and every cluster the same -impi-secret-file)"
                   << std::endl;
     }
     if (opt_.verbose) {
@@ -915,12 +916,17 @@ void Job::on_process_exit(Process& p)
     if (sig != 0) {
         fail(128 + sig, describe(p) + " was killed by " + signal_name(sig), p.rank);
     } else if (code != 0) {
-        fail(code,
-            describe(p) + " exited with status " + std::to_string(code) +
-                (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported
-                        ? " (ssh could not run it; see ssh's message above)"
-                        : ""),
-            p.rank);
+        std::string why;
+        if (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported) {
+            why = " (ssh could not run it; see ssh's message above)";
+        } else if (code > 128 && pmi_->initialized(p.rank)) {
+            // MPICH exits with its error code's low byte when MPI_Init
+            // fails (e.g. on a bad setting): 128 + the error class, which
+            // reads like a signal (143 = 128 + MPI_ERR_OTHER = "SIGTERM").
+            why = " (its own exit status, not a signal: MPICH exits with 128 + the MPI error class, here " +
+                std::to_string(code - 128) + ", when MPI_Init or another MPI call fails; its message is above)";
+        }
+        fail(code, describe(p) + " exited with status " + std::to_string(code) + why, p.rank);
     } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
         fail(1, describe(p) + " exited without calling MPI_Finalize", p.rank);
     }
