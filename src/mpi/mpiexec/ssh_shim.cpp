@@ -54,8 +54,9 @@ int connect_to(const std::string& hostport)
 
 // The fd number MPICH's PMI client finds in PMI_FD.
 constexpr int child_pmi_fd = 3;
-// How long mpiexec may take to answer an authentication.
-constexpr int auth_timeout_ms = 30000;
+// How long mpiexec may take to answer an authentication: it answers only
+// once it has started every rank, which takes a while for a big job.
+constexpr int auth_timeout_ms = 300000;
 
 // Connects to mpiexec's PMI port and proves to be rank `id`'s `channel`;
 // returns the connected descriptor, or -1 with `error` set.
