@@ -35,12 +35,16 @@ tests_unit_hashi_unit_SOURCES = \
 	tests/unit/test_options.cpp \
 	tests/unit/test_pmi_wire.cpp \
 	tests/unit/test_pmi_server.cpp \
+	tests/unit/test_pmi_auth.cpp \
+	tests/unit/test_shim_handoff.cpp \
+	tests/unit/test_capacity.cpp \
 	tests/unit/test_placement.cpp \
 	tests/unit/test_launcher.cpp \
 	tests/unit/test_output_forwarder.cpp \
 	tests/unit/test_wrapper_args.cpp
 tests_unit_hashi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK -DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_wrapper.a libhashi_common.a -lboost_unit_test_framework
+tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) \
+	-lboost_unit_test_framework
 TESTS += tests/unit/hashi-unit
 
 ## Integration tests: real jobs under our mpiexec ###########################
@@ -62,9 +66,9 @@ EXTRA_DIST += tests/wan/federation.sh
 check_PROGRAMS += tests/security/hashi-intruder
 tests_security_hashi_intruder_SOURCES = tests/security/intruder.cpp \
 	src/transport/wire/frame.cpp src/transport/wire/handshake.cpp src/transport/address.cpp
-SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh
+SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh
 TESTS += $(SECURITY_TESTS)
-EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/programs
+EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/stranger.py tests/security/programs
 
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh

@@ -61,11 +61,16 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
 	src/mpi/mpiexec/output_forwarder.cpp src/mpi/mpiexec/output_forwarder.hpp \
+	src/mpi/mpiexec/capacity.cpp src/mpi/mpiexec/capacity.hpp \
+	src/mpi/mpiexec/secrets.cpp src/mpi/mpiexec/secrets.hpp \
+	src/mpi/mpiexec/pmi_auth.cpp src/mpi/mpiexec/pmi_auth.hpp \
+	src/mpi/mpiexec/pmi_listener.cpp src/mpi/mpiexec/pmi_listener.hpp \
+	src/mpi/mpiexec/shim_handoff.cpp src/mpi/mpiexec/shim_handoff.hpp \
 	src/mpi/mpiexec/ssh_shim.cpp src/mpi/mpiexec/ssh_shim.hpp \
 	src/mpi/mpiexec/impi_client.cpp src/mpi/mpiexec/impi_client.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
 # mpiexec -client shares the IMPI codec with impi-server (relay/impi).
-libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
 
 ## mpiexec / mpirun #########################################################
 bin_PROGRAMS += mpiexec

@@ -76,6 +76,49 @@ leftovers() { # pattern
     return 1
 }
 
+# start_private_sshd: a private sshd on a free port of 127.0.0.1 with keys
+# made for this run (skips the test without sshd or root); sets $ssh_cmd to
+# the ssh command that reaches it (for -launcher-exec) and stops the sshd
+# when the test exits.
+start_private_sshd() {
+    if [[ ! -x /usr/sbin/sshd ]] || ! command -v ssh >/dev/null; then
+        say "SKIP: sshd or ssh not installed (scripts/install-deps installs them)"
+        exit 77
+    fi
+    if [[ $(id -u) -ne 0 ]]; then
+        say "SKIP: needs root to run a private sshd that accepts this user's key"
+        exit 77
+    fi
+    mkdir -p ssh && chmod 700 ssh
+    ssh-keygen -q -t ed25519 -N '' -f ssh/host_key
+    ssh-keygen -q -t ed25519 -N '' -f ssh/user_key
+    cp ssh/user_key.pub ssh/authorized_keys
+    local port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    cat >ssh/sshd_config <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $work/ssh/host_key
+AuthorizedKeysFile $work/ssh/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $work/ssh/sshd.pid
+AcceptEnv none
+CONF
+    mkdir -p /run/sshd
+    /usr/sbin/sshd -f ssh/sshd_config -D -E "$work/ssh/sshd.log" &
+    sshd_pid=$!
+    trap 'kill $sshd_pid 2>/dev/null; wait $sshd_pid 2>/dev/null' EXIT
+    ssh_cmd="ssh -p $port -i $work/ssh/user_key -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR"
+    for _ in $(seq 1 50); do
+        $ssh_cmd 127.0.0.1 true 2>/dev/null && break
+        sleep 0.1
+    done
+}
+
 finish() {
     say "$checks checks, $failures failed"
     [[ $failures -eq 0 ]]

@@ -64,6 +64,46 @@ expect_in timeout timeout.err "ran longer than the timeout of 3 s; killing the 2
 run env-timeout -- env MPIEXEC_TIMEOUT=2 mpiexec -n 2 ./wait_forever
 expect_status env-timeout 124
 
+# One rank fails a setting at MPI_Init: the report is that rank's own
+# status (MPICH exits with 128 + the error class, 143 for MPI_ERR_OTHER)
+# and message, not the SIGTERM mpiexec then sends the others.
+run init-fails -- mpiexec -n 3 ./exit_code 0 0 : -n 1 -env FI_HASHI_EAGER_SIZE bogus ./exit_code 0 0
+expect_status init-fails 143
+expect_in init-fails init-fails.err "FI_HASHI_EAGER_SIZE='bogus'"
+expect_in init-fails init-fails.err "^mpiexec: rank 3 \(pid [0-9]+ on [^)]+\) exited with status 143 \(its own exit status, not a signal: .*error class, here 15,"
+expect_count init-fails init-fails.err "^mpiexec: " 1
+
+# A job that cannot fit is refused before anything starts, at once.
+cat >mark <<'SH'
+#!/bin/sh
+touch "started.$PMI_RANK"
+SH
+chmod +x mark
+cpus=$(nproc)
+too_many=$((cpus * 64 + 1))
+start_ns=$(date +%s%N)
+run too-many -- mpiexec -n "$too_many" ./mark
+took_ms=$((($(date +%s%N) - start_ns) / 1000000))
+expect_status too-many 2
+expect_in too-many too-many.err "^mpiexec: error: $too_many processes on this machine are far more than its $cpus CPUs? can run .*nothing was started\. To start them anyway add -oversubscribe"
+if [[ $took_ms -lt 2000 ]]; then pass "too-many: refused in $took_ms ms"; else fail "too-many: took $took_ms ms to refuse"; fi
+# Past the descriptor limit even with -oversubscribe (100000 processes
+# once started 6,662 of them before the descriptors ran out).
+run too-many-fds -- bash -c 'ulimit -n 1024 && exec mpiexec -oversubscribe -n 100000 ./mark'
+expect_status too-many-fds 2
+expect_in too-many-fds too-many-fds.err "^mpiexec: error: 100000 processes need about [0-9]+ open files in mpiexec .*limit of 1024 .*nothing was started.*ulimit -n"
+if compgen -G 'started.*' >/dev/null; then fail "a refused job started processes: $(ls started.* | head -3)"; else
+    pass "refused jobs started nothing"; fi
+# Within the limits -oversubscribe runs them (cheaply: not MPI programs;
+# only where that is a few hundred processes, for the CI budget).
+if [[ $too_many -le 300 ]]; then
+    run oversubscribed -- mpiexec -oversubscribe -n "$too_many" ./mark
+    expect_status oversubscribed 0
+    n=$(compgen -G 'started.*' | wc -l)
+    if [[ $n -eq $too_many ]]; then pass "oversubscribed: $n processes ran"; else
+        fail "oversubscribed: $n of $too_many processes ran"; fi
+fi
+
 sleep 0.5
 if leftovers "$work/(segv|abort|exit_code|wait_forever)"; then
     fail "processes left behind: $(pgrep -af "$work/")"

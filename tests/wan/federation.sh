@@ -93,6 +93,21 @@ expect_status isort 0
 expect_in isort isort.out "on 8 ranks"
 expect_in isort isort.out "VERIFICATION SUCCESSFUL"
 
+# Every cluster derives the same job key from the job's secret and id,
+# HMAC-SHA256(secret, "hashi rank key v1" || id as 8 bytes big-endian),
+# without sending it anywhere.
+compile mpicc "$HASHI_SRCDIR/tests/security/programs/key_wait.c" key_wait
+federated key ./key_wait
+expect_status key 0
+expect_in key key.out "^keys agree$"
+job=$(grep -Eo 'job=[0-9a-f]{16}' key.out | sort -u)
+expected=$(python3 -c '
+import hmac, hashlib, sys
+secret = open(sys.argv[1], "rb").read().rstrip(b"\n")
+job = int(sys.argv[2], 16).to_bytes(8, "big")
+print(hmac.new(secret, b"hashi rank key v1" + job, hashlib.sha256).hexdigest())' "$secret" "${job#job=}" 2>/dev/null)
+expect_count key key.out "^rank=[0-7] size=8 key=$expected impi_secret=<unset> pmi_port=<unset> $job$" 8
+
 # The same hello within cluster 0 alone, for the startup comparison.
 start=$(date +%s%N)
 run single -- timeout 120 "$tb" exec c0n0 mpiexec -n 4 -hosts c0n0:2,c0n1:2 -launcher exec \

@@ -2,7 +2,11 @@
 #include "job.hpp"
 
 #include "../common/install_paths.hpp"
+#include "capacity.hpp"
 #include "launcher.hpp"
+#include "pmi_auth.hpp"
+#include "pmi_listener.hpp"
+#include "shim_handoff.hpp"
 #include "ssh_shim.hpp"
 
 #include <arpa/inet.h>
@@ -25,6 +29,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 extern char** environ;
 
@@ -40,6 +45,15 @@ constexpr auto kill_grace = std::chrono::seconds(3);
 constexpr auto drain_grace = std::chrono::seconds(2);
 // The fd number MPICH's PMI client finds in PMI_FD.
 constexpr int child_pmi_fd = 3;
+// A connection to the PMI port must authenticate within this time; a real
+// shim does it at once, an idle stranger is dropped.
+constexpr auto auth_grace = std::chrono::seconds(10);
+// Connections still authenticating at one time; beyond that a new one is
+// closed at once, so a flood of strangers cannot use up our descriptors
+// (real shims authenticate within milliseconds of connecting).
+constexpr std::size_t max_unauthenticated = 256;
+// At most one message about refused PMI connections this often.
+constexpr auto refusal_log_interval = std::chrono::seconds(5);
 
 const std::array forwarded_signals = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
@@ -226,6 +240,9 @@ void Job::start_all()
     int nranks = opt_.total_procs();
     std::string local = local_host_name();
     placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
+    if (auto problem = capacity_problem(opt_, nranks, ::sysconf(_SC_NPROCESSORS_ONLN), raise_descriptor_limit())) {
+        throw UsageError(*problem);
+    }
     if (!join_federation()) {
         return;
     }
@@ -257,23 +274,21 @@ void Job::start_all()
     lifeline_of_rank_.assign(nranks, nullptr);
 
     if (opt_.launcher == LauncherKind::ssh) {
-        // Processes started over ssh cannot inherit a socket: they connect
-        // back to this port (PMI_PORT) and say who they are (PMI_ID).
-        pmi_listener_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        sockaddr_in addr {};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-        socklen_t len = sizeof addr;
-        if (!pmi_listener_ || ::bind(pmi_listener_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-            ::listen(pmi_listener_.get(), 1024) != 0 ||
-            ::getsockname(pmi_listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-            throw std::runtime_error(
-                std::string("cannot open the PMI port for ssh-launched processes: ") + std::strerror(errno));
-        }
-        const char* host = std::getenv("HASHI_PMI_HOST");
+        // Processes started over ssh cannot inherit a socket: their shims
+        // connect back to this port (PMI_PORT) and prove who they are.
+        auto env = [](const char* name) -> std::optional<std::string> {
+            const char* v = std::getenv(name);
+            return v != nullptr && *v != '\0' ? std::optional<std::string>(v) : std::nullopt;
+        };
+        std::set<std::string> hosts(placement_.node_names.begin(), placement_.node_names.end());
+        auto l = open_pmi_listener(
+            env("HASHI_PMI_HOST"), env("HASHI_PMI_BIND"), std::vector<std::string>(hosts.begin(), hosts.end()), local);
+        pmi_listener_ = std::move(l.fd);
+        pmi_port_ = l.advertised;
         shim_exe_ = (hashi::install_paths().bindir / "mpiexec").string();
-        pmi_port_ =
-            (host != nullptr && *host != '\0' ? std::string(host) : local) + ":" + std::to_string(ntohs(addr.sin_port));
+        if (opt_.verbose) {
+            std::cerr << "mpiexec: PMI port bound to " << l.bound << ", ranks told " << pmi_port_ << std::endl;
+        }
     }
 
     int rank = 0;
@@ -294,6 +309,7 @@ bool Job::join_federation()
     if (!fed.active()) {
         global_size_ = nranks;
         job_id_ = hex64(random_job_id());
+        job_key_ = random_secret();
         global_node_of_rank_ = placement_.node_of_rank;
         return true;
     }
@@ -318,6 +334,7 @@ bool Job::join_federation()
     impi::LocalClient local;
     local.host_addr.resize(placement_.node_names.size());
     local.host_of_proc = placement_.node_of_rank;
+    const impi::Credentials creds = settings.credentials;
     impi_ = std::make_unique<ImpiClient>(std::move(settings));
     auto started = Clock::now();
     FederatedJob job;
@@ -340,6 +357,27 @@ bool Job::join_federation()
     cluster_id_ = fed.client;
     job_id_ = hex64(job.job_id);
     global_node_of_rank_ = std::move(job.node_of_rank);
+    // Every cluster must arrive at the same key without sending it: from
+    // the job's secret where there is one (a stranger who saw the whole
+    // startup still cannot compute it), else from what the weak IMPI
+    // methods share, which a stranger may know as well.
+    if (creds.secret) {
+        job_key_ = derive_job_key(*creds.secret, job.job_id);
+    } else {
+        std::string material;
+        if (creds.key) {
+            for (int shift = 56; shift >= 0; shift -= 8) {
+                material += static_cast<char>((*creds.key >> shift) & 0xff);
+            }
+        }
+        job_key_ = derive_job_key(material, job.job_id);
+        std::cerr << "mpiexec: warning: no IMPI secret is configured (only "
+                  << (creds.key ? "IMPI_AUTH_KEY" : "IMPI_AUTH_NONE") << "), so the ranks' job key is derived from "
+                  << (creds.key ? "the IMPI key and the job id" : "the job id")
+                  << ", which strangers can learn: ranks of different clusters are not protected against strangers "
+                     "(give impi-server and every cluster the same -impi-secret-file)"
+                  << std::endl;
+    }
     if (opt_.verbose) {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
         std::cerr << "mpiexec: joined impi-server at " << fed.server << " as client " << fed.client << " of "
@@ -427,6 +465,8 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     } else {
         pmi_vars.emplace_back("PMI_FD", std::to_string(child_pmi_fd));
     }
+    // Among the PMI variables so that nothing the user sets replaces it.
+    pmi_vars.emplace_back("HASHI_JOB_KEY", to_hex(job_key_));
     std::vector<EnvVar> per_rank = job_vars_;
     per_rank.emplace_back("MPI_LOCALRANKID", std::to_string(local_rank));
     per_rank.emplace_back("MPI_LOCALNRANKS", std::to_string(local_size));
@@ -444,16 +484,20 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
 
     // Over ssh only what is set explicitly travels (and -genvlist names);
     // the rest of the remote environment is the remote login's.
-    std::vector<EnvVar> remote_env;
+    // It travels on ssh's stdin with the rank's token (shim_handoff.hpp),
+    // never on the command line, and the local ssh client does not get it.
+    std::string handoff;
     if (remote) {
         auto policy = opt_.env_policy == EnvPolicy::list ? EnvPolicy::list : EnvPolicy::none;
-        remote_env = process_environment(opt_, policy, app, inherited_env_, per_rank, pmi_vars);
+        p.token = random_secret();
+        handoff = encode_handoff({p.token, process_environment(opt_, policy, app, inherited_env_, per_rank, pmi_vars)});
+        std::erase_if(env, [](const EnvVar& kv) { return kv.first == "HASHI_JOB_KEY"; });
     }
     std::vector<std::string> program = app.argv;
     if (remote) {
         program.insert(program.begin(), {shim_exe_, ssh_shim_flag, "--"});
     }
-    auto argv = launch_argv(opt_, {p.host, rank_offset_ + rank}, program, remote_env, wdir);
+    auto argv = launch_argv(opt_, {p.host, rank_offset_ + rank}, program, wdir);
     if (opt_.verbose) {
         std::string line = "mpiexec: rank " + std::to_string(rank) + " on " + p.host + ":";
         for (const auto& a : argv) {
@@ -470,7 +514,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     int status_pipe[2];
     int pmi_pair[2] = {-1, -1};
     if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0 ||
-        ::pipe2(status_pipe, O_CLOEXEC) != 0 || (gets_stdin && ::pipe2(in_pipe, O_CLOEXEC) != 0) ||
+        ::pipe2(status_pipe, O_CLOEXEC) != 0 || ((gets_stdin || remote) && ::pipe2(in_pipe, O_CLOEXEC) != 0) ||
         (!remote && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pmi_pair) != 0)) {
         fail(1,
             std::string("cannot create pipes for rank ") + std::to_string(rank) + ": " + std::strerror(errno) +
@@ -520,7 +564,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
             _exit(127);
         }
         int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (::dup2(gets_stdin ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
+        if (::dup2(in_pipe[0] >= 0 ? in_pipe[0] : devnull, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
             ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
             child_fail(status_pipe[1], errno);
         }
@@ -571,10 +615,20 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     // Also from the parent, so a kill(-pid) right after fork reaches it.
     ::setpgid(pid, pid);
     p.pid = pid;
+    rank_of_pid_[pid] = rank;
     p.stdout_fd.reset(out_pipe[0]);
     p.stderr_fd.reset(err_pipe[0]);
     p.out = std::make_unique<OutputForwarder>(STDOUT_FILENO, rank_offset_ + rank, opt_.prepend_rank);
     p.err = std::make_unique<OutputForwarder>(STDERR_FILENO, rank_offset_ + rank, opt_.prepend_rank);
+    if (remote) {
+        // Small enough for the pipe: this does not wait for ssh. A failed
+        // ssh is reported by its exit.
+        write_all(in_pipe[1], handoff);
+        if (!gets_stdin) {
+            ::close(in_pipe[1]); // the rank reads end of input after the handoff
+            in_pipe[1] = -1;
+        }
+    }
     if (in_pipe[1] >= 0) {
         p.stdin_fd.reset(in_pipe[1]);
         ::fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
@@ -634,40 +688,62 @@ void Job::close_pmi(PmiConnection& c)
 
 void Job::on_identify(PmiConnection& c, std::string_view line)
 {
-    // First line on a TCP connection: "cmd=initack pmiid=N" from MPICH's
-    // PMI client, or "cmd=lifeline pmiid=N" from an ssh shim.
-    std::string error;
-    auto msg = pmi::parse(line, error);
-    auto id = msg ? msg->get("pmiid") : std::nullopt;
-    int rank = -1;
-    if (msg && (msg->cmd == "initack" || msg->cmd == "lifeline") && id) {
-        try {
-            rank = std::stoi(*id);
-        } catch (const std::exception&) {
-            rank = -1;
-        }
+    // First line on a TCP connection: an ssh shim proving which rank's
+    // lifeline or PMI connection it is (pmi_auth.hpp). Nothing is sent
+    // before the proof checks out, so a stranger gets no byte of the job.
+    std::string why;
+    auto claim = pmi_auth::parse_hello(line, why);
+    if (!claim) {
+        refuse_pmi(c, why);
+        return;
     }
-    bool lifeline = msg && msg->cmd == "lifeline";
+    const int rank = claim->pmiid;
+    const bool lifeline = claim->channel == pmi_auth::Channel::lifeline;
     auto& slot = lifeline ? lifeline_of_rank_ : pmi_of_rank_;
-    if (rank < 0 || rank >= static_cast<int>(procs_.size()) || slot[rank] != nullptr) {
-        std::cerr << "mpiexec: closing a connection to the PMI port that did not identify itself as a rank of this job"
-                  << std::endl;
-        close_pmi(c);
+    if (rank >= static_cast<int>(procs_.size()) || !pmi_auth::proves(*claim, procs_[rank].token)) {
+        refuse_pmi(c, "wrong proof for rank " + std::to_string(rank));
+        return;
+    }
+    if (slot[rank] != nullptr) {
+        refuse_pmi(c, "rank " + std::to_string(rank) + " is already connected (a replay?)");
         return;
     }
     c.rank = rank;
     c.lifeline = lifeline;
     slot[rank] = &c;
-    if (lifeline) {
-        if (killing_) {
-            close_pmi(c); // the job is already being torn down
-        }
+    write_all(c.fd.get(), pmi_auth::server_reply(procs_[rank].token, *claim));
+    if (lifeline && killing_) {
+        close_pmi(c); // the job is already being torn down
+    }
+    // The PMI channel becomes the program's PMI_FD: MPICH speaks first
+    // (cmd=init), rank and size come from its environment.
+}
+
+void Job::refuse_pmi(PmiConnection& c, const std::string& why)
+{
+    close_pmi(c);
+    ++refusals_unlogged_;
+    auto now = Clock::now();
+    if (now - refusal_logged_ < refusal_log_interval) {
         return;
     }
-    send_pmi(rank, pmi::format("initack"));
-    send_pmi(rank, pmi::format("set", {{"size", std::to_string(global_size_)}}));
-    send_pmi(rank, pmi::format("set", {{"rank", std::to_string(rank_offset_ + rank)}}));
-    send_pmi(rank, pmi::format("set", {{"debug", "0"}}));
+    std::cerr << "mpiexec: warning: refused a connection to the PMI port from " << c.peer << ": " << why;
+    if (refusals_unlogged_ > 1) {
+        std::cerr << " (" << refusals_unlogged_ << " refused since the last message)";
+    }
+    std::cerr << "; the job goes on" << std::endl;
+    refusal_logged_ = now;
+    refusals_unlogged_ = 0;
+}
+
+void Job::expire_unauthenticated()
+{
+    auto now = Clock::now();
+    for (auto& c : pmi_conns_) {
+        if (c->fd && c->rank < 0 && now >= c->auth_deadline) {
+            refuse_pmi(*c, "no authentication within " + std::to_string(auth_grace.count()) + " s");
+        }
+    }
 }
 
 void Job::on_lifeline_line(PmiConnection& c, std::string_view line)
@@ -734,6 +810,10 @@ void Job::on_pmi_readable(PmiConnection& c)
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) {
         return;
     }
+    if (n <= 0 && c.rank < 0) {
+        refuse_pmi(c, "closed before authenticating");
+        return;
+    }
     if (n <= 0) {
         close_pmi(c); // the process exited or closed PMI; its exit is reaped separately
         return;
@@ -748,17 +828,21 @@ void Job::on_pmi_readable(PmiConnection& c)
     c.inbuf.erase(0, start);
     if (c.fd && c.inbuf.size() > pmi::max_line) {
         int rank = c.rank;
-        close_pmi(c);
-        if (rank >= 0) {
-            fail(1, describe(procs_[rank]) + " sent a PMI line longer than " + std::to_string(pmi::max_line) + " bytes",
-                rank);
+        if (rank < 0) {
+            refuse_pmi(c, "first line longer than " + std::to_string(pmi::max_line) + " bytes");
+            return;
         }
+        close_pmi(c);
+        fail(1, describe(procs_[rank]) + " sent a PMI line longer than " + std::to_string(pmi::max_line) + " bytes",
+            rank);
     }
 }
 
 void Job::accept_pmi_connection()
 {
-    int fd = ::accept4(pmi_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+    sockaddr_in from {};
+    socklen_t len = sizeof from;
+    int fd = ::accept4(pmi_listener_.get(), reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC);
     if (fd < 0) {
         return;
     }
@@ -766,6 +850,16 @@ void Job::accept_pmi_connection()
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<PmiConnection>();
     c->fd.reset(fd);
+    c->auth_deadline = Clock::now() + auth_grace;
+    char addr[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &from.sin_addr, addr, sizeof addr);
+    c->peer = std::string(addr) + ":" + std::to_string(ntohs(from.sin_port));
+    auto pending = std::count_if(
+        pmi_conns_.begin(), pmi_conns_.end(), [](const std::unique_ptr<PmiConnection>& p) { return p->fd && p->rank < 0; });
+    if (static_cast<std::size_t>(pending) >= max_unauthenticated) {
+        refuse_pmi(*c, std::to_string(max_unauthenticated) + " connections are already waiting to authenticate");
+        return;
+    }
     pmi_conns_.push_back(std::move(c));
 }
 
@@ -802,7 +896,11 @@ void Job::on_process_exit(Process& p)
     int sig = WIFSIGNALED(p.wait_status) ? WTERMSIG(p.wait_status) : 0;
     int code = WIFEXITED(p.wait_status) ? WEXITSTATUS(p.wait_status) : 0;
     if (opt_.launcher == LauncherKind::ssh) {
-        drain_lifeline(p.rank);
+        // While the job is torn down the exact remote status is not
+        // reported, and waiting for it rank by rank would take a second each.
+        if (!killing_) {
+            drain_lifeline(p.rank);
+        }
         if (p.remote_reported) {
             sig = p.remote_signal;
             code = p.remote_status;
@@ -818,12 +916,17 @@ void Job::on_process_exit(Process& p)
     if (sig != 0) {
         fail(128 + sig, describe(p) + " was killed by " + signal_name(sig), p.rank);
     } else if (code != 0) {
-        fail(code,
-            describe(p) + " exited with status " + std::to_string(code) +
-                (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported
-                        ? " (ssh could not run it; see ssh's message above)"
-                        : ""),
-            p.rank);
+        std::string why;
+        if (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported) {
+            why = " (ssh could not run it; see ssh's message above)";
+        } else if (code > 128 && pmi_->initialized(p.rank)) {
+            // MPICH exits with its error code's low byte when MPI_Init
+            // fails (e.g. on a bad setting): 128 + the error class, which
+            // reads like a signal (143 = 128 + MPI_ERR_OTHER = "SIGTERM").
+            why = " (its own exit status, not a signal: MPICH exits with 128 + the MPI error class, here " +
+                std::to_string(code - 128) + ", when MPI_Init or another MPI call fails; its message is above)";
+        }
+        fail(code, describe(p) + " exited with status " + std::to_string(code) + why, p.rank);
     } else if (pmi_->initialized(p.rank) && !pmi_->finalized(p.rank)) {
         fail(1, describe(p) + " exited without calling MPI_Finalize", p.rank);
     }
@@ -837,12 +940,10 @@ void Job::reap_children()
         if (pid <= 0) {
             return;
         }
-        for (auto& p : procs_) {
-            if (p.pid == pid && !p.exited) {
-                p.wait_status = st;
-                on_process_exit(p);
-                break;
-            }
+        // A map, not a scan: a big job's teardown reaps every process.
+        if (auto it = rank_of_pid_.find(pid); it != rank_of_pid_.end() && !procs_[it->second].exited) {
+            procs_[it->second].wait_status = st;
+            on_process_exit(procs_[it->second]);
         }
     }
 }
@@ -949,6 +1050,11 @@ void Job::event_loop()
         if (draining) {
             next = std::min(next, drain_deadline_);
         }
+        for (const auto& c : pmi_conns_) {
+            if (c->fd && c->rank < 0) {
+                next = std::min(next, c->auth_deadline);
+            }
+        }
         int wait_ms = static_cast<int>(
             std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count()));
         int n = ::poll(fds.data(), fds.size(), wait_ms);
@@ -963,6 +1069,7 @@ void Job::event_loop()
         if (opt_.timeout_seconds > 0 && !killing_ && now >= timeout_deadline_) {
             fail(124, "the job ran longer than the timeout of " + std::to_string(opt_.timeout_seconds) + " s");
         }
+        expire_unauthenticated();
         if (n <= 0) {
             continue;
         }
@@ -1033,6 +1140,10 @@ int Job::run()
     event_loop();
     reap_children();
     leave_federation();
+    if (refusals_unlogged_ > 0) {
+        std::cerr << "mpiexec: warning: refused " << refusals_unlogged_ << " more connection"
+                  << (refusals_unlogged_ == 1 ? "" : "s") << " to the PMI port since the last message" << std::endl;
+    }
 
     if (status_) {
         return *status_;

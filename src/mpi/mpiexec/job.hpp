@@ -10,6 +10,7 @@
 #include "output_forwarder.hpp"
 #include "placement.hpp"
 #include "pmi_server.hpp"
+#include "secrets.hpp"
 
 #include <sys/types.h>
 
@@ -17,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace hashi::mpiexec {
@@ -39,6 +41,9 @@ private:
         int rank = -1; // -1 until a TCP connection identifies itself
         bool lifeline = false; // an ssh shim's lifeline rather than PMI
         std::string inbuf;
+        // TCP connections not yet authenticated are closed at this time.
+        std::chrono::steady_clock::time_point auth_deadline {};
+        std::string peer; // address:port, for messages
     };
     struct Process {
         int rank = 0;
@@ -51,6 +56,8 @@ private:
         bool remote_reported = false;
         int remote_status = 0;
         int remote_signal = 0;
+        // ssh launcher: what the rank's shim proves on the PMI port.
+        Secret token {};
         UniqueFd stdin_fd; // rank 0 only
         UniqueFd stdout_fd;
         UniqueFd stderr_fd;
@@ -78,6 +85,11 @@ private:
     void on_lifeline_line(PmiConnection& c, std::string_view line);
     void drain_lifeline(int rank);
     void accept_pmi_connection();
+    // A connection to the PMI port that failed to authenticate: closed,
+    // and said so at most once every few seconds (a stranger must not be
+    // able to flood our stderr).
+    void refuse_pmi(PmiConnection& c, const std::string& why);
+    void expire_unauthenticated();
     void close_pmi(PmiConnection& c);
     void send_pmi(int rank, const std::string& line);
     void forward_stdin();
@@ -99,15 +111,19 @@ private:
     int rank_offset_ = 0; // global rank of procs_[0]
     int cluster_id_ = 0;
     std::string job_id_; // HASHI_JOB_ID: 16 hex digits
+    Secret job_key_ {}; // HASHI_JOB_KEY: the ranks authenticate each other with it
     std::vector<int> global_node_of_rank_;
     bool barrier_pending_ = false; // this cluster's barrier is at the server
     std::vector<Process> procs_;
+    std::unordered_map<pid_t, int> rank_of_pid_;
     std::vector<std::unique_ptr<PmiConnection>> pmi_conns_;
     std::vector<PmiConnection*> pmi_of_rank_;
     std::vector<PmiConnection*> lifeline_of_rank_;
     std::string shim_exe_; // this mpiexec, run remotely as the ssh shim
     UniqueFd pmi_listener_; // ssh launcher: processes connect back over TCP
     std::string pmi_port_; // host:port of pmi_listener_
+    std::chrono::steady_clock::time_point refusal_logged_ {};
+    int refusals_unlogged_ = 0;
     UniqueFd signal_fd_;
     bool stdin_open_ = false;
     std::string stdin_buf_;

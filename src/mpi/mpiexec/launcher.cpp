@@ -87,7 +87,7 @@ std::string substitute(std::string word, const LaunchTarget& target)
 } // namespace
 
 std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& target,
-    const std::vector<std::string>& program_argv, const std::vector<EnvVar>& env, const std::string& wdir)
+    const std::vector<std::string>& program_argv, const std::string& wdir)
 {
     std::vector<std::string> argv;
     switch (opt.launcher) {
@@ -106,11 +106,7 @@ std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& tar
             argv.push_back(substitute(std::move(w), target));
         }
         argv.push_back(target.host);
-        std::string cmd = "cd " + shell_quote(wdir) + " && exec env";
-        for (const auto& [k, v] : env) {
-            cmd += ' ';
-            cmd += shell_quote(k + "=" + v);
-        }
+        std::string cmd = "cd " + shell_quote(wdir) + " && exec";
         for (const auto& a : program_argv) {
             cmd += ' ';
             cmd += shell_quote(a);
@@ -128,6 +124,9 @@ std::vector<EnvVar> process_environment(const Options& opt, EnvPolicy policy, co
     std::vector<EnvVar> env;
     std::map<std::string, size_t> where;
     auto set = [&](const EnvVar& kv) {
+        if (kv.first == "HASHI_IMPI_SECRET" || kv.first == "HASHI_IMPI_SECRET_FILE" || kv.first == "IMPI_AUTH_KEY") {
+            return;
+        }
         if (auto it = where.find(kv.first); it != where.end()) {
             env[it->second].second = kv.second;
         } else {

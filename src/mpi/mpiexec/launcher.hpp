@@ -25,16 +25,20 @@ struct LaunchTarget {
     int rank = 0;
 };
 
-// The argv to execute. For ssh, `env` and `wdir` are folded into the remote
-// command line (the local environment does not cross ssh); for fork and
-// exec the caller passes them through execve and chdir.
+// The argv to execute. For ssh, `wdir` is folded into the remote command
+// line; the environment is not (a command line is visible to every user in
+// ps on both hosts): the ssh shim gets it on stdin (shim_handoff.hpp). For
+// fork and exec the caller passes both through execve and chdir.
 std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& target,
-    const std::vector<std::string>& program_argv, const std::vector<EnvVar>& env, const std::string& wdir);
+    const std::vector<std::string>& program_argv, const std::string& wdir);
 
 // The environment of one process: mpiexec's own as `policy` allows (all,
 // none, or the -genvlist names), then `job_vars` (provider, Hashi's
 // variables), then -genv, then the segment's -env, then `pmi_vars`, which
 // nothing may override. Later entries replace earlier ones of one name.
+// The IMPI credentials (HASHI_IMPI_SECRET, HASHI_IMPI_SECRET_FILE,
+// IMPI_AUTH_KEY) are never passed on, from any source: ranks do not need
+// them, and a rank's environment is not the place for the job's secret.
 std::vector<EnvVar> process_environment(const Options& opt, EnvPolicy policy, const AppSegment& app,
     const std::vector<EnvVar>& inherited, const std::vector<EnvVar>& job_vars, const std::vector<EnvVar>& pmi_vars);
 

@@ -185,6 +185,8 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             opt.prepend_rank = true;
         } else if (a == "-v" || a == "-verbose") {
             opt.verbose = true;
+        } else if (a == "-oversubscribe") {
+            opt.oversubscribe = true;
         } else if (a == "-provider") {
             opt.provider = cur.value(a);
             if (opt.provider.empty()) {
@@ -339,6 +341,7 @@ Global options:
   -hosts H1[:N],H2[:N]  hosts to run on, with slot counts (default: this host)
   -f, -hostfile FILE    hostfile: one 'host', 'host:N' or 'host slots=N' per line, '#' comments
   -ppn N                processes per host (default: fill each host's slots, then wrap)
+  -oversubscribe        start more than 64 processes per CPU of this machine
   -genv NAME VALUE      set NAME for every process
   -genvall              pass mpiexec's whole environment (default)
   -genvnone             pass no environment except what -genv/-env set

@@ -58,6 +58,7 @@ struct Options {
     std::string launcher_exec; // template for exec, command for ssh
     bool prepend_rank = false;
     bool verbose = false;
+    bool oversubscribe = false; // -oversubscribe: no limit of processes per CPU
     std::string provider; // libfabric provider for the job
     int timeout_seconds = 0; // 0: none
     FederationOptions federation;

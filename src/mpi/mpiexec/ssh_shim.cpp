@@ -2,7 +2,9 @@
 #include "ssh_shim.hpp"
 
 #include "output_forwarder.hpp"
+#include "pmi_auth.hpp"
 #include "pmi_wire.hpp"
+#include "shim_handoff.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +15,8 @@
 
 #include <array>
 #include <cerrno>
+#include <charconv>
+#include <fcntl.h>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -48,6 +52,46 @@ int connect_to(const std::string& hostport)
     return fd;
 }
 
+// The fd number MPICH's PMI client finds in PMI_FD.
+constexpr int child_pmi_fd = 3;
+// How long mpiexec may take to answer an authentication: it answers only
+// once it has started every rank, which takes a while for a big job.
+constexpr int auth_timeout_ms = 300000;
+
+// Connects to mpiexec's PMI port and proves to be rank `id`'s `channel`;
+// returns the connected descriptor, or -1 with `error` set.
+int connect_authenticated(
+    const std::string& port, const Secret& token, int id, pmi_auth::Channel channel, std::string& error)
+{
+    int fd = connect_to(port);
+    if (fd < 0) {
+        error = "cannot reach mpiexec at " + port + ": " + std::strerror(errno) +
+            " (set HASHI_PMI_HOST to an address this host can reach)";
+        return -1;
+    }
+    pmi_auth::Claim claim {id, channel, random_secret(), {}};
+    write_all(fd, pmi_auth::client_hello(token, id, channel, claim.nonce));
+    // Byte by byte: on the PMI channel nothing after this line is ours.
+    std::string line;
+    char c = 0;
+    while (line.size() < pmi::max_line) {
+        pollfd pfd {fd, POLLIN, 0};
+        if (::poll(&pfd, 1, auth_timeout_ms) <= 0 || ::read(fd, &c, 1) != 1) {
+            break;
+        }
+        line += c;
+        if (c == '\n') {
+            break;
+        }
+    }
+    if (!pmi_auth::server_reply_ok(line, token, claim)) {
+        error = "the process at " + port + " did not accept this rank or could not prove it is this job's mpiexec";
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 } // namespace
 
 int run_ssh_shim(int argc, char** argv)
@@ -56,20 +100,52 @@ int run_ssh_shim(int argc, char** argv)
     if (first < argc && std::strcmp(argv[first], "--") == 0) {
         ++first;
     }
-    const char* port = std::getenv("PMI_PORT");
-    const char* id = std::getenv("PMI_ID");
-    if (first >= argc || port == nullptr || id == nullptr) {
-        std::cerr << "mpiexec " << ssh_shim_flag
-                  << ": internal mode of the ssh launcher; needs PMI_PORT, PMI_ID and '-- program'" << std::endl;
+    const char* usage = ": internal mode of the ssh launcher (mpiexec -launcher ssh starts it); ";
+    if (first >= argc) {
+        std::cerr << "mpiexec " << ssh_shim_flag << usage << "needs '-- program'" << std::endl;
         return 2;
     }
-    int lifeline = connect_to(port);
-    if (lifeline < 0) {
-        std::cerr << "mpiexec (ssh shim on rank " << id << "): cannot reach mpiexec at " << port << ": "
-                  << std::strerror(errno) << " (set HASHI_PMI_HOST to an address this host can reach)" << std::endl;
+    // Everything secret, and the environment, arrive on stdin first.
+    std::string why;
+    auto handoff = decode_handoff(fd_reader(STDIN_FILENO), why);
+    if (!handoff) {
+        std::cerr << "mpiexec " << ssh_shim_flag << usage << "cannot read what mpiexec sends on stdin: " << why
+                  << std::endl;
+        return 2;
+    }
+    std::string port;
+    std::string id;
+    for (const auto& [k, v] : handoff->env) {
+        if (k == "PMI_PORT") {
+            port = v;
+        } else if (k == "PMI_ID") {
+            id = v;
+        }
+    }
+    int rank = -1;
+    auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), rank);
+    if (port.empty() || ec != std::errc() || end != id.data() + id.size()) {
+        std::cerr << "mpiexec " << ssh_shim_flag << usage << "PMI_PORT or PMI_ID missing" << std::endl;
+        return 2;
+    }
+    std::string error;
+    int lifeline = connect_authenticated(port, handoff->token, rank, pmi_auth::Channel::lifeline, error);
+    int pmi_fd = lifeline < 0 ? -1 : connect_authenticated(port, handoff->token, rank, pmi_auth::Channel::pmi, error);
+    if (pmi_fd < 0) {
+        std::cerr << "mpiexec (ssh shim on rank " << id << "): " << error << std::endl;
         return 1;
     }
-    write_all(lifeline, pmi::format("lifeline", {{"pmiid", id}}));
+    // The program talks PMI over the authenticated connection (PMI_FD), so
+    // MPICH never dials the port itself.
+    for (const auto& [k, v] : handoff->env) {
+        if (k != "PMI_PORT" && k != "PMI_ID") {
+            ::setenv(k.c_str(), v.c_str(), 1);
+        }
+    }
+    ::unsetenv("PMI_PORT");
+    ::unsetenv("PMI_ID");
+    ::setenv("PMI_FD", std::to_string(child_pmi_fd).c_str(), 1);
+    handoff.reset(); // the token is not needed any more
 
     sigset_t mask;
     sigemptyset(&mask);
@@ -84,6 +160,11 @@ int run_ssh_shim(int argc, char** argv)
     if (child == 0) {
         ::setpgid(0, 0);
         ::signal(SIGPIPE, SIG_DFL);
+        if (pmi_fd == child_pmi_fd) {
+            ::fcntl(child_pmi_fd, F_SETFD, 0);
+        } else if (::dup2(pmi_fd, child_pmi_fd) < 0) {
+            _exit(127);
+        }
         sigset_t none;
         sigemptyset(&none);
         pthread_sigmask(SIG_SETMASK, &none, nullptr);
@@ -97,6 +178,7 @@ int run_ssh_shim(int argc, char** argv)
         return 1;
     }
     ::setpgid(child, child);
+    ::close(pmi_fd); // the program's now
 
     std::string inbuf;
     bool lifeline_open = true;

@@ -3,8 +3,11 @@
 // process's life to mpiexec (without a tty, killing the ssh client leaves
 // the remote command running), so each remote rank runs as
 //   mpiexec --hashi-ssh-shim -- program args
-// which starts the program, holds a "lifeline" TCP connection to mpiexec
-// (the PMI port), passes on the signals mpiexec sends over it, kills the
+// which first reads its environment and PMI-port token from stdin
+// (shim_handoff.hpp), opens two authenticated connections to mpiexec's PMI
+// port (pmi_auth.hpp): a "lifeline" it keeps and the program's PMI
+// connection, which the program inherits as PMI_FD. It then starts the
+// program, passes on the signals mpiexec sends over the lifeline, kills the
 // program when the lifeline breaks, and reports how the program ended
 // (exit status or signal) before exiting.
 #pragma once
@@ -15,7 +18,7 @@ namespace hashi::mpiexec {
 inline constexpr const char* ssh_shim_flag = "--hashi-ssh-shim";
 
 // Runs the shim; argv[0] is mpiexec, argv[1] the flag, then "--" and the
-// program. Reads PMI_PORT and PMI_ID. Returns the exit status for main().
+// program. Returns the exit status for main().
 int run_ssh_shim(int argc, char** argv);
 
 } // namespace hashi::mpiexec
