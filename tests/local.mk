@@ -58,6 +58,10 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/pr
 TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh
 
+## Floods against impi-server: a federated job still starts ##################
+TESTS += tests/security/impi-flood.sh
+EXTRA_DIST += tests/security/impi-flood.sh tests/security/flood.py
+
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh
 EXTRA_DIST += tests/fuzz

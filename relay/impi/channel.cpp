@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "channel.hpp"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -62,6 +63,14 @@ std::optional<Frame> Channel::next_frame(std::string& error)
         return std::move(r.frame);
     }
     return std::nullopt;
+}
+
+std::optional<std::uint32_t> Channel::incoming_command() const
+{
+    if (in_.size() < 4) {
+        return std::nullopt;
+    }
+    return Reader(ByteView(in_.data(), 4)).u32();
 }
 
 Channel::Received Channel::receive(Clock::time_point deadline, int interrupt_fd)
@@ -168,7 +177,39 @@ std::pair<std::string, std::string> split_host_port(const std::string& host_port
     return {host, port};
 }
 
-UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline)
+namespace {
+
+// One connection attempt bounded by `deadline`; errno-style result.
+int connect_until(int fd, const addrinfo* ai, Clock::time_point deadline)
+{
+    int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int err = 0;
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        err = errno;
+    }
+    while (err == EINPROGRESS || err == EINTR) {
+        pollfd pfd {fd, POLLOUT, 0};
+        int n = ::poll(&pfd, 1, ms_until(deadline));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n == 0) {
+            err = ETIMEDOUT;
+            break;
+        }
+        socklen_t len = sizeof err;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+            err = errno;
+        }
+    }
+    ::fcntl(fd, F_SETFL, flags);
+    return err;
+}
+
+} // namespace
+
+UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline, bool retry_refused)
 {
     auto [host, port] = split_host_port(host_port);
     std::string last_error;
@@ -181,16 +222,22 @@ UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline)
         if (rc != 0) {
             throw std::runtime_error("cannot resolve '" + host + "': " + ::gai_strerror(rc));
         }
+        bool refused = false;
         for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
             UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
-            if (fd && ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0) {
+            int err = fd ? connect_until(fd.get(), ai, deadline) : errno;
+            if (err == 0) {
                 ::freeaddrinfo(list);
                 tune_socket(fd.get());
                 return fd;
             }
-            last_error = std::strerror(errno);
+            refused = refused || err == ECONNREFUSED;
+            last_error = err == ETIMEDOUT ? "no answer (connection timed out)" : std::strerror(err);
         }
         ::freeaddrinfo(list);
+        if (refused && !retry_refused) {
+            throw ConnectRefused("impi-server at " + host_port + " refused the connection");
+        }
         // The server may be starting at the same moment in another cluster.
         if (Clock::now() + std::chrono::milliseconds(200) >= deadline) {
             throw std::runtime_error("cannot connect to impi-server at " + host_port + ": " + last_error +
