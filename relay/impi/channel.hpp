@@ -81,9 +81,10 @@ public:
 UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline, bool retry_refused = true);
 
 // Sets what every startup connection needs: no Nagle delay (small
-// request-answer messages) and keepalive probes plus a user timeout, so a
-// peer whose host vanished without closing is noticed in about 30 s
-// instead of never (a silent server would otherwise hang a PMI barrier).
+// request-answer messages), and keepalive probes, a user timeout and
+// linear retransmission timeouts, so a peer whose host or path vanished
+// without closing is noticed within 20 s (HASHI_IMPI_PEER_TIMEOUT) instead
+// of never (a silent server would otherwise hang a PMI barrier).
 void tune_socket(int fd);
 
 // Splits "host:port"; throws std::invalid_argument with a clear message.

@@ -285,8 +285,11 @@ std::vector<ImpiClient::Event> ImpiClient::on_readable()
                 "); the job cannot go on without it"});
         channel_->close();
     };
+    // Two errors: a failed read (the connection timed out, was reset) is
+    // not a malformed message, and the frames read before it still count.
+    std::string read_error;
+    auto st = channel_->read_available(read_error);
     std::string error;
-    auto st = channel_->read_available(error);
     for (;;) {
         auto f = channel_->next_frame(error);
         if (!error.empty()) {
@@ -325,7 +328,7 @@ std::vector<ImpiClient::Event> ImpiClient::on_readable()
     if (st == Channel::Status::closed) {
         lost("it closed the connection");
     } else if (st == Channel::Status::error) {
-        lost(error);
+        lost(read_error);
     }
     return events;
 }
