@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 using namespace hashi::impi;
 
@@ -25,11 +26,22 @@ the job failed, 2 on a usage error.
 
 Options:
   -server N             number of clients (clusters) in the job
-  -host ADDR            listen on this address only (default: all; the
-                        first non-loopback IPv4 address is printed)
+  -host ADDR            listen on this address only, IPv4 or IPv6 (default:
+                        every IPv4 address; the first non-loopback one is
+                        printed)
   -port P               listen on port P (default: any free port)
   -timeout SEC          every client must join and finish the startup within
                         SEC seconds (default 60; also HASHI_IMPI_TIMEOUT)
+
+Connections that have not joined yet (anyone can open them):
+  -auth-timeout SEC     each must authenticate and join within SEC seconds,
+                        else it is closed (default 5; 1..600)
+  -max-unauth N         at most N unauthenticated at a time (default 64): a
+                        new one evicts the oldest of the address holding the
+                        most, it is not refused
+  -max-unauth-per-source N
+                        at most N of them from one address (default 8): a
+                        new one evicts that address's oldest
   -impi-secret-file F   the job's secret (Hashi's HMAC-SHA256 challenge-
                         response); also HASHI_IMPI_SECRET_FILE, or the secret
                         itself in HASHI_IMPI_SECRET
@@ -40,6 +52,9 @@ Options:
   -impi-auth-none       also accept clients without authentication
   -v, -verbose          log joins, the end of the startup and FINIs
   -h, -help             print this help
+
+Every option may also be written with two dashes, and with its value after
+'=' (--host=ADDR).
 )";
 
 std::optional<long> number(const std::string& text, long lo, long hi)
@@ -72,13 +87,31 @@ int main(int argc, char** argv)
     };
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
+        // GridMPI's single-dash options; the long form --opt and --opt=V
+        // mean the same.
+        std::optional<std::string> inline_value;
+        if (a.starts_with("--") && a.size() > 2) {
+            a.erase(0, 1);
+            if (auto eq = a.find('='); eq != std::string::npos) {
+                inline_value = a.substr(eq + 1);
+                a.erase(eq);
+            }
+        }
         auto value = [&]() -> std::optional<std::string> {
+            if (inline_value) {
+                return inline_value;
+            }
             if (i + 1 >= argc) {
                 return std::nullopt;
             }
             return std::string(argv[++i]);
         };
-        if (a == "-h" || a == "-help" || a == "--help") {
+        bool flag = a == "-h" || a == "-help" || a == "-v" || a == "-verbose" || a == "-impi-auth-none" ||
+            a == "-impi-auth-key";
+        if (flag && inline_value) {
+            return usage_error("option " + a + " takes no value");
+        }
+        if (a == "-h" || a == "-help") {
             std::cout << usage;
             return 0;
         }
@@ -93,6 +126,11 @@ int main(int argc, char** argv)
         if (a == "-impi-auth-key") {
             flags.enable_key = true;
             continue;
+        }
+        static const std::set<std::string> with_value = {"-server", "-host", "-port", "-timeout", "-auth-timeout",
+            "-max-unauth", "-max-unauth-per-source", "-impi-secret-file", "-impi-secret", "-impi-key"};
+        if (!with_value.contains(a)) {
+            return usage_error("unknown option '" + std::string(argv[i]) + "'");
         }
         auto v = value();
         if (!v) {
@@ -116,6 +154,18 @@ int main(int argc, char** argv)
             if (!timeout) {
                 return usage_error("-timeout expects seconds (1..86400), got '" + *v + "'");
             }
+        } else if (a == "-auth-timeout") {
+            auto t = number(*v, 1, 600);
+            if (!t) {
+                return usage_error("-auth-timeout expects seconds (1..600), got '" + *v + "'");
+            }
+            cfg.admission.deadline = std::chrono::seconds(*t);
+        } else if (a == "-max-unauth" || a == "-max-unauth-per-source") {
+            auto n = number(*v, 1, 4096);
+            if (!n) {
+                return usage_error(a + " expects a connection count (1..4096), got '" + *v + "'");
+            }
+            (a == "-max-unauth" ? cfg.admission.total : cfg.admission.per_source) = static_cast<std::size_t>(*n);
         } else if (a == "-impi-secret-file") {
             flags.secret_file = *v;
         } else if (a == "-impi-secret") {

@@ -9,6 +9,8 @@ libhashi_impi_a_SOURCES = \
 	relay/impi/startup_tables.cpp relay/impi/startup_tables.hpp \
 	relay/impi/auth.cpp relay/impi/auth.hpp \
 	relay/impi/channel.cpp relay/impi/channel.hpp \
+	relay/impi/admission.cpp relay/impi/admission.hpp \
+	relay/impi/log_limit.cpp relay/impi/log_limit.hpp \
 	relay/impi/server.cpp relay/impi/server.hpp
 libhashi_impi_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS)
 
@@ -25,6 +27,7 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/test_startup_tables.cpp \
 	tests/unit/impi/test_auth.cpp \
 	tests/unit/impi/test_client_side.cpp \
+	tests/unit/impi/test_admission.cpp \
 	tests/unit/impi/test_session.cpp
 tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
 tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_common.a $(CRYPTO_LIBS) \

@@ -63,12 +63,15 @@ TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
+# (ranks' handshake and descriptors, mpiexec's PMI port, impi-server floods)
 check_PROGRAMS += tests/security/hashi-intruder
 tests_security_hashi_intruder_SOURCES = tests/security/intruder.cpp \
 	src/transport/wire/frame.cpp src/transport/wire/handshake.cpp src/transport/address.cpp
-SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh
+SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh \
+	tests/security/impi-flood.sh
 TESTS += $(SECURITY_TESTS)
-EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/stranger.py tests/security/programs
+EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/stranger.py tests/security/flood.py \
+	tests/security/programs
 
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh

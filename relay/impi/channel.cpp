@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "channel.hpp"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <netdb.h>
 #include <stdexcept>
@@ -22,6 +25,29 @@ int ms_until(Clock::time_point deadline)
 {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     return static_cast<int>(std::clamp<long long>(left, 0, 1000 * 1000));
+}
+
+// HASHI_IMPI_PEER_TIMEOUT: seconds without any answer from the peer's host
+// after which a control connection is declared dead (default 20, 5..600).
+unsigned int peer_timeout_seconds()
+{
+    constexpr unsigned int fallback = 20;
+    const char* env = std::getenv("HASHI_IMPI_PEER_TIMEOUT");
+    if (env == nullptr || *env == '\0') {
+        return fallback;
+    }
+    char* end = nullptr;
+    unsigned long v = std::strtoul(env, &end, 10);
+    if (*end != '\0' || v < 5 || v > 600) {
+        static bool told = false;
+        if (!told) {
+            std::fprintf(stderr,
+                "hashi: warning: HASHI_IMPI_PEER_TIMEOUT='%s' is not seconds from 5 to 600; using %u\n", env, fallback);
+            told = true;
+        }
+        return fallback;
+    }
+    return static_cast<unsigned int>(v);
 }
 
 } // namespace
@@ -38,7 +64,9 @@ Channel::Status Channel::read_available(std::string& error)
         return Status::ok;
     }
     if (n < 0) {
-        error = std::strerror(errno);
+        error = errno == ETIMEDOUT ? "its host answered nothing for " + std::to_string(peer_timeout_seconds()) +
+                " s (host down or network cut?)"
+                                   : std::strerror(errno);
         return Status::error;
     }
     if (n == 0) {
@@ -62,6 +90,14 @@ std::optional<Frame> Channel::next_frame(std::string& error)
         return std::move(r.frame);
     }
     return std::nullopt;
+}
+
+std::optional<std::uint32_t> Channel::incoming_command() const
+{
+    if (in_.size() < 4) {
+        return std::nullopt;
+    }
+    return Reader(ByteView(in_.data(), 4)).u32();
 }
 
 Channel::Received Channel::receive(Clock::time_point deadline, int interrupt_fd)
@@ -132,17 +168,49 @@ bool Channel::send(std::uint32_t command, ByteView payload, std::string& error, 
 
 void tune_socket(int fd)
 {
-    // A host that vanishes silently is declared dead after about 90 s of
-    // unanswered probes or unacknowledged data. 30 s was seen to end a job
-    // whose control connection crossed an emulated WAN on a machine at a
-    // load of 20-40 ("Connection timed out before FINI"); a control plane
-    // that is idle for most of a job can afford to wait longer.
+    // The dead-peer bound of the control plane (ARCHITECTURE.md section 11:
+    // a silent peer, host or link ends the job within 30 s): the kernel
+    // declares the connection dead once the peer's host has acknowledged
+    // nothing for `timeout` seconds (20 by default), whether data is
+    // outstanding (TCP_USER_TIMEOUT caps the retransmissions) or the
+    // connection is idle (keepalive probes after 5 s of silence, every 5 s;
+    // with a user timeout set, the probe count no longer decides). Then the
+    // server fails the job and tells the other clusters at once, and a
+    // client kills its ranks. Measured between two network namespaces with
+    // every packet dropped: 17 s for an idle connection, 20.5 s with a
+    // barrier outstanding, on both sides.
+    //
+    // Why the kernel and not an application heartbeat: acknowledgements
+    // and probe answers come from the peer's kernel, so a peer process that
+    // waits for a CPU on a machine at load 40 is never taken for a dead
+    // one, and an idle job costs nothing. A heartbeat would ride the same
+    // TCP connection and be no better at telling a dead path from one that
+    // loses everything for that long.
+    //
+    // What 30 s once ended (commit 77ae409, which moved to 90 s) was a
+    // job whose control connection crossed the emulated WAN of a machine
+    // at load 20-40, where the user-space delay line at normal priority
+    // stalled for that long (commit d74cd2c): to TCP a silent link, as it
+    // would be to any bound. Real hosts and links do not stop answering
+    // under CPU load; an emulated WAN on a loaded machine needs real-time
+    // delay lines (hashi-testbed --realtime) or a longer bound.
+    // TCP_THIN_LINEAR_TIMEOUTS keeps the retransmission timeout from
+    // doubling for the first 6 retries on a stream with fewer than 4
+    // segments in flight (a control connection always is one), so after a
+    // burst of losses or a stall it retransmits soon after the path is
+    // back, not 8 or 16 s later. Measured with random loss on both
+    // directions for 60 s and a barrier always outstanding: 30% survived,
+    // with the slowest barrier at 6.7 s; at 50% one connection of two was
+    // declared dead after 55 s. HASHI_IMPI_PEER_TIMEOUT changes the bound
+    // (5..600 s; give the server and every client the same value).
+    const unsigned int timeout = peer_timeout_seconds();
     int one = 1;
-    int idle = 20;
-    int interval = 10;
-    int count = 7;
-    unsigned int user_timeout_ms = 90000;
+    int idle = 5;
+    int interval = 5;
+    int count = static_cast<int>(timeout / 5); // only where no user timeout exists
+    unsigned int user_timeout_ms = timeout * 1000;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_THIN_LINEAR_TIMEOUTS, &one, sizeof one);
     ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
     ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
@@ -168,7 +236,39 @@ std::pair<std::string, std::string> split_host_port(const std::string& host_port
     return {host, port};
 }
 
-UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline)
+namespace {
+
+// One connection attempt bounded by `deadline`; errno-style result.
+int connect_until(int fd, const addrinfo* ai, Clock::time_point deadline)
+{
+    int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+    int err = 0;
+    if (::connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        err = errno;
+    }
+    while (err == EINPROGRESS || err == EINTR) {
+        pollfd pfd {fd, POLLOUT, 0};
+        int n = ::poll(&pfd, 1, ms_until(deadline));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n == 0) {
+            err = ETIMEDOUT;
+            break;
+        }
+        socklen_t len = sizeof err;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+            err = errno;
+        }
+    }
+    ::fcntl(fd, F_SETFL, flags);
+    return err;
+}
+
+} // namespace
+
+UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline, bool retry_refused)
 {
     auto [host, port] = split_host_port(host_port);
     std::string last_error;
@@ -181,16 +281,22 @@ UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline)
         if (rc != 0) {
             throw std::runtime_error("cannot resolve '" + host + "': " + ::gai_strerror(rc));
         }
+        bool refused = false;
         for (addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
             UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
-            if (fd && ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0) {
+            int err = fd ? connect_until(fd.get(), ai, deadline) : errno;
+            if (err == 0) {
                 ::freeaddrinfo(list);
                 tune_socket(fd.get());
                 return fd;
             }
-            last_error = std::strerror(errno);
+            refused = refused || err == ECONNREFUSED;
+            last_error = err == ETIMEDOUT ? "no answer (connection timed out)" : std::strerror(err);
         }
         ::freeaddrinfo(list);
+        if (refused && !retry_refused) {
+            throw ConnectRefused("impi-server at " + host_port + " refused the connection");
+        }
         // The server may be starting at the same moment in another cluster.
         if (Clock::now() + std::chrono::milliseconds(200) >= deadline) {
             throw std::runtime_error("cannot connect to impi-server at " + host_port + ": " + last_error +

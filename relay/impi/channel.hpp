@@ -35,6 +35,10 @@ public:
     // Takes the next whole frame already read, if any. A malformed header
     // sets `error` (the connection cannot be resynchronised after that).
     std::optional<Frame> next_frame(std::string& error);
+    // The command of the frame being received, as soon as its first four
+    // bytes are in (before its payload): lets the reader refuse a frame
+    // that has no business here without buffering it.
+    [[nodiscard]] std::optional<std::uint32_t> incoming_command() const;
 
     // Waits for the next frame until `deadline`, returning early when
     // `interrupt_fd` (if >= 0) becomes readable.
@@ -62,14 +66,25 @@ private:
     Bytes in_;
 };
 
-// Connects to "host:port" (a name or a dotted address) until `deadline`,
-// retrying while the server is not up yet. Throws std::runtime_error.
-UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline);
+// A connection refused at once (nobody listens there), when the caller
+// asked not to retry that.
+class ConnectRefused : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Connects to "host:port" (a name or a dotted address) until `deadline`.
+// A refused connection is retried every 200 ms while `retry_refused` (the
+// server may not be up yet), else throws ConnectRefused. A server whose
+// accept queue is full drops SYNs: the kernel's SYN retries are waited for
+// until `deadline`, not for its own two minutes. Throws std::runtime_error.
+UniqueFd connect_to(const std::string& host_port, Clock::time_point deadline, bool retry_refused = true);
 
 // Sets what every startup connection needs: no Nagle delay (small
-// request-answer messages) and keepalive probes plus a user timeout, so a
-// peer whose host vanished without closing is noticed in about 30 s
-// instead of never (a silent server would otherwise hang a PMI barrier).
+// request-answer messages), and keepalive probes, a user timeout and
+// linear retransmission timeouts, so a peer whose host or path vanished
+// without closing is noticed within 20 s (HASHI_IMPI_PEER_TIMEOUT) instead
+// of never (a silent server would otherwise hang a PMI barrier).
 void tune_socket(int fd);
 
 // Splits "host:port"; throws std::invalid_argument with a clear message.

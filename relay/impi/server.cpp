@@ -19,26 +19,37 @@
 namespace hashi::impi {
 namespace {
 
-// A stranger gets this long to authenticate (or less, near the deadline).
-constexpr auto auth_grace = std::chrono::seconds(10);
+// Strangers' events get a log line each up to this many per window, then
+// one summary line per window (log_limit.hpp): at most 2 lines a second.
+constexpr std::size_t stranger_log_burst = 10;
+constexpr auto stranger_log_window = std::chrono::seconds(10);
+// Connections taken per wake-up of the listener: a flood is drained fast,
+// and the clients' sockets are still served between batches.
+constexpr int accepts_per_wakeup = 64;
 // Startup commands one client may have queued before its round comes.
 constexpr std::size_t max_pending_bytes = std::size_t {32} << 20;
 constexpr std::size_t max_pending_frames = 256;
 
-std::string peer_of(int fd)
+// The numeric address and port of a socket's peer (`peer`) or own end.
+std::pair<std::string, std::string> address_of(int fd, bool peer)
 {
     sockaddr_storage ss {};
     socklen_t len = sizeof ss;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) {
-        return "?";
+    auto* sa = reinterpret_cast<sockaddr*>(&ss);
+    if ((peer ? ::getpeername(fd, sa, &len) : ::getsockname(fd, sa, &len)) != 0) {
+        return {"?", "?"};
     }
     char host[NI_MAXHOST];
     char port[NI_MAXSERV];
-    if (::getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, port, sizeof port,
-            NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
-        return "?";
+    if (::getnameinfo(sa, len, host, sizeof host, port, sizeof port, NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        return {"?", "?"};
     }
-    return std::string(host) + ":" + port;
+    return {host, port};
+}
+
+std::string with_port(const std::string& host, const std::string& port)
+{
+    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
 }
 
 // The address to print when listening on all interfaces: the first IPv4
@@ -77,7 +88,11 @@ ByteView view(const std::string& s)
 
 } // namespace
 
-Server::Server(ServerConfig cfg) : cfg_(std::move(cfg)), by_rank_(cfg_.nclients, nullptr)
+Server::Server(ServerConfig cfg)
+    : cfg_(std::move(cfg)),
+      by_rank_(cfg_.nclients, nullptr),
+      admission_(cfg_.admission),
+      stranger_log_(stranger_log_burst, stranger_log_window)
 {
 }
 
@@ -88,10 +103,19 @@ void Server::log(const std::string& line) const
     std::cerr << "impi-server: " << line << std::endl;
 }
 
+void Server::log_stranger(const std::string& kind, const std::string& line)
+{
+    if (stranger_log_.allow(kind, Clock::now())) {
+        log(line);
+    }
+}
+
 std::string Server::listen()
 {
     addrinfo hints {};
-    hints.ai_family = AF_INET;
+    // All interfaces: IPv4 (the address printed is IPv4); a given address
+    // may be IPv6 too.
+    hints.ai_family = cfg_.host.empty() ? AF_INET : AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE;
     addrinfo* list = nullptr;
@@ -100,20 +124,22 @@ std::string Server::listen()
     if (rc != 0) {
         throw std::runtime_error("cannot resolve the listen address '" + cfg_.host + "': " + ::gai_strerror(rc));
     }
-    listener_.reset(::socket(list->ai_family, list->ai_socktype | SOCK_CLOEXEC, list->ai_protocol));
+    // Non-blocking, so a flood is accepted in batches until the queue is
+    // empty; a long queue, so real clients' SYNs are not dropped while a
+    // flood fills it between two batches.
+    listener_.reset(::socket(list->ai_family, list->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, list->ai_protocol));
     int one = 1;
     bool ok = listener_ && ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-        ::bind(listener_.get(), list->ai_addr, list->ai_addrlen) == 0 && ::listen(listener_.get(), 64) == 0;
+        ::bind(listener_.get(), list->ai_addr, list->ai_addrlen) == 0 && ::listen(listener_.get(), SOMAXCONN) == 0;
     int err = errno;
     ::freeaddrinfo(list);
     if (!ok) {
         throw std::runtime_error("cannot listen on " + (cfg_.host.empty() ? std::string("*") : cfg_.host) + ":" + port +
             ": " + std::strerror(err) + (err == EADDRINUSE ? " (choose another -port)" : ""));
     }
-    sockaddr_in addr {};
-    socklen_t len = sizeof addr;
-    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-    return (cfg_.host.empty() ? primary_ipv4() : cfg_.host) + ":" + std::to_string(ntohs(addr.sin_port));
+    auto [bound, bound_port] = address_of(listener_.get(), false);
+    bool wildcard = bound == "0.0.0.0" || bound == "::";
+    return with_port(wildcard ? primary_ipv4() : bound, bound_port);
 }
 
 std::vector<Server::Client*> Server::members()
@@ -140,11 +166,37 @@ std::string Server::missing_clients() const
     return (n == 1 ? "client " : "clients ") + s;
 }
 
-void Server::reject(Client& c, const std::string& why)
+// What a stranger is told never names the job, its clients or addresses:
+// `why` says only what was wrong with its own messages.
+void Server::reject(Client& c, const std::string& kind, const std::string& why)
 {
-    log("turned away " + c.channel.name() + ": " + why);
-    c.channel.send(cmd::hx_error, view(text_of(why)));
+    log_stranger(kind, "turned away " + c.channel.name() + ": " + why);
+    send_to_stranger(c, cmd::hx_error, view(text_of(why)));
     c.channel.close();
+}
+
+// Strangers get no waiting: a peer that does not take a few bytes at once
+// (its window closed) is not worth a blocked server.
+bool Server::send_to_stranger(Client& c, std::uint32_t command, ByteView payload)
+{
+    std::string ignored;
+    if (!c.channel.send(command, payload, ignored, std::chrono::milliseconds(0))) {
+        c.channel.close();
+        return false;
+    }
+    return true;
+}
+
+// Closed without a word: the stranger learns nothing, and a real mpiexec
+// that was evicted sees its connection close and retries.
+void Server::drop(const Admission::Eviction& e)
+{
+    for (auto& c : clients_) {
+        if (c->id == e.id && c->channel.open()) {
+            log_stranger(reason_text(e.reason), "closed " + c->channel.name() + ": " + reason_text(e.reason));
+            c->channel.close();
+        }
+    }
 }
 
 void Server::fail_job(const std::string& why)
@@ -154,30 +206,44 @@ void Server::fail_job(const std::string& why)
     }
     log("error: " + why + "; the job is aborted");
     for (auto& c : clients_) {
-        if (c->channel.open()) {
+        // Only who proved it belongs to the job hears why (the reason
+        // names clients and addresses); a stranger's connection just ends.
+        bool told = c->rank >= 0 || c->state == State::joining;
+        if (c->channel.open() && told) {
             std::string e;
             c->channel.send(cmd::hx_error, view(text_of(why)), e, std::chrono::seconds(2));
-            c->channel.close();
         }
+        c->channel.close();
     }
     result_ = 1;
 }
 
-void Server::accept_client()
+void Server::accept_clients()
 {
-    int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) {
-        return;
-    }
-    tune_socket(fd);
-    auto peer = peer_of(fd);
-    auto c = std::make_unique<Client>(Channel(UniqueFd(fd), Sender::client, "connection from " + peer), peer);
-    c->auth_deadline = std::min(Clock::now() + auth_grace, startup_deadline_);
-    // Strangers beyond a small multiple of the job are not worth a slot.
-    auto strangers = std::count_if(clients_.begin(), clients_.end(), [](const auto& x) { return x->rank < 0; });
-    clients_.push_back(std::move(c));
-    if (static_cast<std::uint32_t>(strangers) > 2 * cfg_.nclients + 8) {
-        reject(*clients_.back(), "too many connections that have not joined yet");
+    for (int i = 0; i < accepts_per_wakeup; ++i) {
+        int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                // The connection stays queued; the deadlines free
+                // descriptors. Poll the listener again a little later
+                // instead of spinning on it.
+                log_stranger("not accepted",
+                    std::string("cannot accept a connection now: ") + std::strerror(errno) +
+                        " (raise ulimit -n, or lower -max-unauth)");
+                listener_paused_until_ = Clock::now() + std::chrono::milliseconds(200);
+            }
+            return;
+        }
+        tune_socket(fd);
+        auto [host, port] = address_of(fd, true);
+        auto peer = with_port(host, port);
+        auto c = std::make_unique<Client>(
+            Channel(UniqueFd(fd), Sender::client, "connection from " + peer), peer, host, next_id_++);
+        auto evicted = admission_.admit(c->id, host, Clock::now());
+        clients_.push_back(std::move(c));
+        for (const auto& e : evicted) {
+            drop(e);
+        }
     }
 }
 
@@ -188,7 +254,7 @@ void Server::on_readable(Client& c)
     if (st != Channel::Status::ok) {
         if (c.rank < 0) {
             if (cfg_.verbose) {
-                log(c.channel.name() + " went away before joining");
+                log_stranger("went away", c.channel.name() + " went away before joining");
             }
             c.channel.close();
         } else if (c.state == State::finished) {
@@ -201,12 +267,19 @@ void Server::on_readable(Client& c)
         return;
     }
     while (c.channel.open() && !result_) {
+        // Before AUTH, nothing but AUTH's few bytes is buffered: a stranger
+        // announcing a large frame of another command is turned away on its
+        // header, not after megabytes.
+        if (auto next = c.channel.incoming_command();
+            next && (c.state == State::auth_mask || c.state == State::auth_answer) && !auth_first(c, *next)) {
+            return;
+        }
         auto f = c.channel.next_frame(error);
         if (!error.empty()) {
             if (c.rank >= 0) {
                 fail_job(c.channel.name() + " sent a malformed message: " + error);
             } else {
-                reject(c, "malformed message: " + error);
+                reject(c, "malformed", "malformed message: " + error);
             }
             return;
         }
@@ -250,10 +323,18 @@ void Server::on_frame(Client& c, Frame f)
     }
 }
 
+bool Server::auth_first(Client& c, std::uint32_t command)
+{
+    if (command != cmd::auth) {
+        reject(c, "out of order", "sent " + command_name(command) + " before authenticating (AUTH comes first)");
+        return false;
+    }
+    return true;
+}
+
 void Server::on_auth(Client& c, const Frame& f)
 {
-    if (f.command != cmd::auth) {
-        reject(c, "sent " + command_name(f.command) + " before authenticating (AUTH comes first)");
+    if (!auth_first(c, f.command)) {
         return;
     }
     const auto& creds = cfg_.credentials;
@@ -261,13 +342,13 @@ void Server::on_auth(Client& c, const Frame& f)
     if (c.state == State::auth_mask) {
         auto mask = in.u32();
         if (!mask || !in.at_end()) {
-            reject(
-                c, "malformed AUTH: expected a 4-byte method mask, got " + std::to_string(f.payload.size()) + " bytes");
+            reject(c, "malformed",
+                "malformed AUTH: expected a 4-byte method mask, got " + std::to_string(f.payload.size()) + " bytes");
             return;
         }
         auto method = choose_method(*mask, creds);
         if (!method) {
-            reject(c,
+            reject(c, "no common method",
                 "no common authentication method: the server accepts " + describe_mask(creds.mask()) +
                     ", the client offers " + describe_mask(*mask));
             return;
@@ -278,9 +359,12 @@ void Server::on_auth(Client& c, const Frame& f)
             c.server_nonce = random_nonce();
             answer.data.assign(c.server_nonce.begin(), c.server_nonce.end());
         }
-        c.channel.send(cmd::auth, encode_server_auth(answer));
+        if (!send_to_stranger(c, cmd::auth, encode_server_auth(answer))) {
+            return;
+        }
         if (*method == auth_method::none) {
-            log("warning: " + c.channel.name() + " joins without authentication (IMPI_AUTH_NONE)");
+            log_stranger("unauthenticated (IMPI_AUTH_NONE)",
+                "warning: " + c.channel.name() + " joins without authentication (IMPI_AUTH_NONE)");
             c.state = State::joining;
         } else {
             c.state = State::auth_answer;
@@ -290,7 +374,7 @@ void Server::on_auth(Client& c, const Frame& f)
     if (c.method == auth_method::key) {
         auto key = in.u64();
         if (!key || !in.at_end()) {
-            reject(c, "malformed AUTH: expected an 8-byte IMPI key");
+            reject(c, "malformed", "malformed AUTH: expected an 8-byte IMPI key");
             return;
         }
         Writer got;
@@ -298,26 +382,30 @@ void Server::on_auth(Client& c, const Frame& f)
         got.u64(*key);
         want.u64(*creds.key);
         if (!same_mac(got.take(), want.take())) {
-            reject(c, "authentication failed: wrong IMPI key (IMPI_AUTH_KEY differs from the server's)");
+            reject(c, "authentication failed",
+                "authentication failed: wrong IMPI key (IMPI_AUTH_KEY differs from the server's)");
             return;
         }
     } else {
         auto client_nonce = in.take(nonce_size);
         auto mac = client_nonce ? in.take(mac_size) : std::nullopt;
         if (!mac || !in.at_end()) {
-            reject(c, "malformed AUTH: expected a 32-byte nonce and a 32-byte proof");
+            reject(c, "malformed", "malformed AUTH: expected a 32-byte nonce and a 32-byte proof");
             return;
         }
         Nonce cn {};
         std::copy(client_nonce->begin(), client_nonce->end(), cn.begin());
         if (!same_mac(*mac, client_proof(*creds.secret, c.server_nonce, cn))) {
-            reject(c, "authentication failed: the client does not hold the job's secret (wrong secret?)");
+            reject(c, "authentication failed",
+                "authentication failed: the client does not hold the job's secret (wrong secret?)");
             return;
         }
         auto proof = server_proof(*creds.secret, c.server_nonce, cn);
         c.channel.send(
             cmd::auth, encode_server_auth({.which = auth_method::hashi_hmac, .data = {proof.begin(), proof.end()}}));
     }
+    // It proved it holds the key or the secret: no flood may evict it now.
+    admission_.authenticated(c.id);
     c.state = State::joining;
 }
 
@@ -341,6 +429,7 @@ void Server::on_join(Client& c, const Frame& f)
     }
     c.rank = *rank;
     c.state = State::startup;
+    admission_.remove(c.id);
     by_rank_[static_cast<std::size_t>(c.rank)] = &c;
     c.channel.rename("client " + std::to_string(c.rank) + " (" + c.peer + ")");
     if (cfg_.verbose) {
@@ -400,6 +489,11 @@ void Server::run_startup_rounds()
                 }
             }
             listener_.reset(); // the job is complete; nobody else may join
+            for (auto& s : clients_) {
+                if (s->rank < 0) {
+                    s->channel.close(); // strangers still connected never will
+                }
+            }
             if (cfg_.verbose) {
                 log("startup complete: " + std::to_string(cfg_.nclients) + " clients");
             }
@@ -545,10 +639,11 @@ void Server::finish_barrier_if_complete()
 void Server::check_deadlines()
 {
     auto now = Clock::now();
-    for (auto& c : clients_) {
-        if (c->rank < 0 && c->channel.open() && now >= c->auth_deadline) {
-            reject(*c, "did not authenticate and join in time");
-        }
+    for (const auto& e : admission_.expired(now)) {
+        drop(e);
+    }
+    if (auto summary = stranger_log_.summary(now)) {
+        log(*summary);
     }
     if (started_ || now < startup_deadline_) {
         return;
@@ -578,7 +673,7 @@ int Server::run(int stop_fd)
         std::vector<Client*> of_fd;
         fds.push_back({stop_fd, POLLIN, 0});
         of_fd.push_back(nullptr);
-        if (listener_) {
+        if (listener_ && Clock::now() >= listener_paused_until_) {
             fds.push_back({listener_.get(), POLLIN, 0});
             of_fd.push_back(nullptr);
         }
@@ -604,7 +699,7 @@ int Server::run(int stop_fd)
                 }
                 if (of_fd[i] == nullptr) {
                     if (listener_ && fds[i].fd == listener_.get()) {
-                        accept_client();
+                        accept_clients();
                     }
                 } else if (of_fd[i]->channel.open()) {
                     on_readable(*of_fd[i]);
@@ -616,7 +711,16 @@ int Server::run(int stop_fd)
         }
         // Strangers that were turned away or left are forgotten; members
         // stay (by_rank_ points at them) until the end.
-        std::erase_if(clients_, [](const auto& c) { return c->rank < 0 && !c->channel.open(); });
+        std::erase_if(clients_, [this](const auto& c) {
+            bool gone = c->rank < 0 && !c->channel.open();
+            if (gone) {
+                admission_.remove(c->id);
+            }
+            return gone;
+        });
+    }
+    if (auto summary = stranger_log_.summary(Clock::now(), true)) {
+        log(*summary);
     }
     if (*result_ == 0 && cfg_.verbose) {
         log("every client sent FINI; the job is over");

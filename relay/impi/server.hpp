@@ -5,11 +5,14 @@
 // sent FINI. One thread, one poll loop. Any violation by a client that has
 // joined fails the whole job: every client is told why (HXER) and the
 // server exits non-zero, so no cluster waits for a peer that will never
-// come. A stranger that fails to authenticate is only turned away.
+// come. A stranger that fails to authenticate is only turned away, and
+// what strangers can make the server hold is bounded (admission.hpp).
 #pragma once
 
+#include "admission.hpp"
 #include "auth.hpp"
 #include "channel.hpp"
+#include "log_limit.hpp"
 #include "startup_tables.hpp"
 
 #include <chrono>
@@ -23,10 +26,11 @@ namespace hashi::impi {
 
 struct ServerConfig {
     std::uint32_t nclients = 1;
-    std::string host; // address to listen on; empty: all
+    std::string host; // address to listen on; empty: all IPv4 addresses
     std::uint16_t port = 0; // 0: any free port
     std::chrono::seconds startup_timeout {60}; // every client joined and sent DONE by then
     Credentials credentials;
+    AdmissionLimits admission; // what connections that have not joined may hold
     bool verbose = false;
 };
 
@@ -47,9 +51,14 @@ public:
 private:
     enum class State { auth_mask, auth_answer, joining, startup, running, finished };
     struct Client {
-        Client(Channel ch, std::string from) : channel(std::move(ch)), peer(std::move(from)) { }
+        Client(Channel ch, std::string from, std::string addr, Admission::Id i)
+            : channel(std::move(ch)), peer(std::move(from)), source(std::move(addr)), id(i)
+        {
+        }
         Channel channel;
         std::string peer; // "addr:port" of the client's end
+        std::string source; // its address alone (per-source limits)
+        Admission::Id id;
         State state = State::auth_mask;
         std::int32_t method = -1;
         Nonce server_nonce {};
@@ -59,18 +68,23 @@ private:
         ClientShape shape;
         bool hashi = false;
         std::optional<Barrier> barrier; // its part of the current PMI barrier
-        Clock::time_point auth_deadline {};
     };
 
-    void accept_client();
+    void accept_clients();
+    void drop(const Admission::Eviction& e); // closes what the admission policy evicted
+    bool send_to_stranger(Client& c, std::uint32_t command, ByteView payload);
+    void log_stranger(const std::string& kind, const std::string& line);
     void on_readable(Client& c);
     void on_frame(Client& c, Frame f);
+    bool auth_first(Client& c, std::uint32_t command); // false: turned away
     void on_auth(Client& c, const Frame& f);
     void on_join(Client& c, const Frame& f);
     void on_running(Client& c, const Frame& f);
     void run_startup_rounds();
     void finish_barrier_if_complete();
-    void reject(Client& c, const std::string& why); // turns away one connection
+    // Turns away one connection that has not joined: `why` goes to it and,
+    // rate-limited, to the log; `kind` is the summary's category.
+    void reject(Client& c, const std::string& kind, const std::string& why);
     void fail_job(const std::string& why); // tells everyone, ends the run
     void check_deadlines();
     void log(const std::string& line) const;
@@ -78,9 +92,13 @@ private:
     [[nodiscard]] std::string missing_clients() const;
 
     ServerConfig cfg_;
-    UniqueFd listener_;
-    std::vector<std::unique_ptr<Client>> clients_;
     std::vector<Client*> by_rank_;
+    Admission admission_;
+    RateLimitedLog stranger_log_;
+    UniqueFd listener_;
+    Clock::time_point listener_paused_until_ {}; // out of descriptors
+    Admission::Id next_id_ = 1;
+    std::vector<std::unique_ptr<Client>> clients_;
     Clock::time_point startup_deadline_ {};
     bool started_ = false; // DONE answered
     std::uint64_t job_id_ = 0;

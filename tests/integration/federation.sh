@@ -27,12 +27,7 @@ start_server() {
     shift
     timeout $limit impi-server -host 127.0.0.1 "$@" > "$name.server.out" 2> "$name.server.err" &
     server_pid=$!
-    addr=""
-    for _ in $(seq 1 50); do
-        addr=$(head -1 "$name.server.out" 2>/dev/null)
-        [[ -n $addr ]] && break
-        sleep 0.1
-    done
+    addr=$(first_line "$name.server.out")
     [[ -n $addr ]] || fail "$name: impi-server printed no address"
     server_real=$(pgrep -P "$server_pid" impi-server)
 }

@@ -70,6 +70,18 @@ compile() {
     fi
 }
 
+# first_line FILE: FILE's first line once there is one (at most 5 s), as a
+# server's printed address.
+first_line() {
+    local line=""
+    for _ in $(seq 1 50); do
+        line=$(head -1 "$1" 2>/dev/null)
+        [[ -n $line ]] && break
+        sleep 0.1
+    done
+    printf '%s' "$line"
+}
+
 # No process of a test may outlive it.
 leftovers() { # pattern
     pgrep -f -- "$1" >/dev/null && return 0

@@ -18,7 +18,10 @@ tb="$HASHI_PREFIX/bin/hashi-testbed"
 export HASHI_TESTBED_INSTANCE=fedtest
 trap '[[ -n ${server_pid:-} ]] && kill "$server_pid" 2>/dev/null; "$tb" down >/dev/null 2>&1' EXIT
 
-run up -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode routed
+# Real-time delay lines: the control connections cross this WAN and are
+# declared dead after 20 s of silence; a delay line starved on a busy
+# machine would be such a silence (relay/README.md, Failures).
+run up -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode routed --realtime
 expect_status up 0
 
 ex="$HASHI_SRCDIR/examples"

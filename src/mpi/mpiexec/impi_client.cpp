@@ -3,10 +3,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
+#include <random>
 
 namespace hashi::mpiexec {
 
@@ -17,6 +20,45 @@ namespace {
 std::string text_of(const Frame& f)
 {
     return decode_text(f.payload).value_or("(unreadable reason)");
+}
+
+// The server closed or reset the connection before the startup completed,
+// without saying why (HXER). That is what impi-server does to connections
+// its admission policy evicts or that missed its deadline (a flood of
+// strangers, a slow start), so the startup is worth another connection.
+// A verdict with a reason (wrong secret, the job failed) is not retried.
+class ClosedEarly : public ImpiError {
+public:
+    using ImpiError::ImpiError;
+};
+
+// Between attempts: 100 ms, doubling up to 2 s, each with up to 50%
+// jitter so the clusters' retries do not fall into step with a flood.
+constexpr auto first_backoff = std::chrono::milliseconds(100);
+constexpr auto last_backoff = std::chrono::milliseconds(2000);
+
+std::chrono::milliseconds jittered(std::chrono::milliseconds base)
+{
+    static std::minstd_rand rng {std::random_device {}()};
+    std::uniform_int_distribution<long> extra(0, base.count() / 2);
+    return base + std::chrono::milliseconds(extra(rng));
+}
+
+// Waits `pause` (not past `deadline`) unless `interrupt_fd` becomes readable.
+bool wait_unless_interrupted(std::chrono::milliseconds pause, Clock::time_point deadline, int interrupt_fd)
+{
+    auto until = std::min(Clock::now() + pause, deadline);
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()).count();
+        if (left <= 0) {
+            return true;
+        }
+        pollfd pfd {interrupt_fd, POLLIN, 0};
+        int n = ::poll(&pfd, interrupt_fd >= 0 ? 1 : 0, static_cast<int>(left));
+        if (n > 0) {
+            return false;
+        }
+    }
 }
 
 } // namespace
@@ -60,11 +102,11 @@ Frame ImpiClient::expect(std::uint32_t command, const char* step, Clock::time_po
             std::to_string(settings_.timeout.count()) + " s" + where +
             "; are the other clusters' mpiexec -client started? (raise -impi-timeout to wait longer)");
     case Channel::Received::Status::closed:
-        throw ImpiError("impi-server at " + settings_.server + " closed the connection during the startup" + where +
+        throw ClosedEarly("impi-server at " + settings_.server + " closed the connection during the startup" + where +
             "; no rank was started");
     case Channel::Received::Status::error:
-        throw ImpiError("the connection to impi-server at " + settings_.server + " failed during the startup" + where +
-            ": " + r.error);
+        throw ClosedEarly("the connection to impi-server at " + settings_.server + " failed during the startup" +
+            where + ": " + r.error + "; no rank was started");
     case Channel::Received::Status::interrupted:
         throw ImpiInterrupted("interrupted by a signal while joining impi-server at " + settings_.server + where);
     }
@@ -114,7 +156,43 @@ void ImpiClient::authenticate(Clock::time_point deadline, int interrupt_fd)
 FederatedJob ImpiClient::join(const LocalClient& local, int interrupt_fd)
 {
     auto deadline = Clock::now() + settings_.timeout;
-    channel_ = std::make_unique<Channel>(connect_to(settings_.server, deadline), Sender::server, "impi-server");
+    auto backoff = first_backoff;
+    bool told = false;
+    std::string closed; // why the previous connection ended
+    for (bool reconnecting = false;; reconnecting = true) {
+        try {
+            return join_once(local, interrupt_fd, deadline, reconnecting);
+        } catch (const ClosedEarly& e) {
+            channel_.reset();
+            closed = e.what();
+            if (Clock::now() + backoff >= deadline) {
+                throw ImpiError(std::string(e.what()) + "; retried until the -impi-timeout of " +
+                    std::to_string(settings_.timeout.count()) + " s was over");
+            }
+            if (!told) {
+                std::cerr << "mpiexec: " << e.what() << "; connecting again until the -impi-timeout of "
+                          << settings_.timeout.count() << " s is over" << std::endl;
+                told = true;
+            }
+            if (!wait_unless_interrupted(jittered(backoff), deadline, interrupt_fd)) {
+                throw ImpiInterrupted(
+                    "interrupted by a signal while waiting to join impi-server at " + settings_.server + " again");
+            }
+            backoff = std::min(backoff * 2, last_backoff);
+        } catch (const ConnectRefused&) {
+            // It answered before and refuses now: its listener is gone, so
+            // it ended (or completed the startup without this cluster).
+            throw ImpiError(closed + "; connecting again was refused: impi-server is no longer running or takes no " +
+                "more clients (see its output)");
+        }
+    }
+}
+
+FederatedJob ImpiClient::join_once(
+    const LocalClient& local, int interrupt_fd, Clock::time_point deadline, bool reconnecting)
+{
+    channel_ =
+        std::make_unique<Channel>(connect_to(settings_.server, deadline, !reconnecting), Sender::server, "impi-server");
     authenticate(deadline, interrupt_fd);
 
     // Everything else is pipelined: IMPI, every label, DONE; the server
@@ -158,10 +236,12 @@ FederatedJob ImpiClient::join(const LocalClient& local, int interrupt_fd)
         if (r.status == Channel::Received::Status::interrupted) {
             throw ImpiInterrupted("interrupted by a signal during the startup");
         }
-        throw ImpiError(r.status == Channel::Received::Status::timeout
-                ? "the other clusters did not finish the startup within " + std::to_string(settings_.timeout.count()) +
-                    " s"
-                : "impi-server at " + settings_.server + " went away during the startup; no rank was started");
+        if (r.status == Channel::Received::Status::timeout) {
+            throw ImpiError("the other clusters did not finish the startup within " +
+                std::to_string(settings_.timeout.count()) + " s");
+        }
+        throw ClosedEarly("impi-server at " + settings_.server + " went away during the startup" +
+            (r.error.empty() ? "" : " (" + r.error + ")") + "; no rank was started");
     }
     auto job = Reader(expect(cmd::hx_job, "job id", deadline, interrupt_fd).payload).u64();
     std::string error;
@@ -205,8 +285,11 @@ std::vector<ImpiClient::Event> ImpiClient::on_readable()
                 "); the job cannot go on without it"});
         channel_->close();
     };
+    // Two errors: a failed read (the connection timed out, was reset) is
+    // not a malformed message, and the frames read before it still count.
+    std::string read_error;
+    auto st = channel_->read_available(read_error);
     std::string error;
-    auto st = channel_->read_available(error);
     for (;;) {
         auto f = channel_->next_frame(error);
         if (!error.empty()) {
@@ -245,7 +328,7 @@ std::vector<ImpiClient::Event> ImpiClient::on_readable()
     if (st == Channel::Status::closed) {
         lost("it closed the connection");
     } else if (st == Channel::Status::error) {
-        lost(error);
+        lost(read_error);
     }
     return events;
 }

@@ -54,8 +54,11 @@ public:
 
     // Runs the startup for this cluster's processes. Returns early with an
     // ImpiError when `interrupt_fd` (mpiexec's signalfd) becomes readable,
-    // the deadline passes, or the server refuses or goes away; the message
-    // says what happened and what to do.
+    // the deadline passes, or the server refuses (HXER) or is gone; the
+    // message says what happened and what to do. A connection the server
+    // closes without a word before the startup completed (a flood evicted
+    // it, a deadline passed) is made again, with backoff, until the
+    // deadline; stderr says so once.
     FederatedJob join(const impi::LocalClient& local, int interrupt_fd);
 
     [[nodiscard]] int fd() const { return channel_ ? channel_->fd() : -1; }
@@ -82,6 +85,9 @@ public:
     void send_fini();
 
 private:
+    // One attempt at the startup on a new connection.
+    FederatedJob join_once(
+        const impi::LocalClient& local, int interrupt_fd, impi::Clock::time_point deadline, bool reconnecting);
     impi::Frame expect(std::uint32_t command, const char* step, impi::Clock::time_point deadline, int interrupt_fd);
     void authenticate(impi::Clock::time_point deadline, int interrupt_fd);
     [[nodiscard]] std::string refused(const impi::Frame& f) const;
