@@ -288,7 +288,7 @@ private:
     std::uint64_t handshake_check_ns_ = 0; // next time to look for expired handshakes
     std::vector<peer*> redial_wait_; // peers whose connection attempt is to be retried
     log_limiter refusals_; // strangers refused
-    log_limiter accept_failures_; // accept errors (out of descriptors)
+    log_limiter accept_failures_ {1}; // accept errors (out of descriptors): once a second
     int epoll_fd_ = -1;
 
     // Peers by fi_addr (index into the AV) and by address bytes. Peers not
