@@ -188,6 +188,22 @@ struct pair_setup {
         if (::pipe(to_child) != 0 || ::pipe(to_parent) != 0)
             std::exit(2);
     }
+    // Swap the cards and insert them, the parent's first (fi_addr 0).
+    void join_as_child(fabric_ep& me)
+    {
+        std::array<std::uint8_t, 32> parent {};
+        write_all(to_parent[1], me.name.data(), 32);
+        read_all(to_child[0], parent.data(), 32);
+        me.insert({parent, me.name});
+    }
+    std::array<std::uint8_t, 32> join_as_parent(fabric_ep& me)
+    {
+        std::array<std::uint8_t, 32> kid {};
+        read_all(to_parent[0], kid.data(), 32);
+        write_all(to_child[1], me.name.data(), 32);
+        me.insert({me.name, kid});
+        return kid;
+    }
 };
 
 int peer_death()
@@ -199,10 +215,7 @@ int peer_death()
     const pid_t child = ::fork();
     if (child == 0) {
         fabric_ep me;
-        std::array<std::uint8_t, 32> parent {};
-        write_all(pipes.to_parent[1], me.name.data(), 32);
-        read_all(pipes.to_child[0], parent.data(), 32);
-        me.insert({parent, me.name});
+        pipes.join_as_child(me);
         auto* buf = static_cast<char*>(std::malloc(size));
         int rc = fi_tsend(me.ep, buf, size, nullptr, 0, 7, nullptr);
         if (rc != 0)
@@ -213,10 +226,7 @@ int peer_death()
         }
     }
     fabric_ep me;
-    std::array<std::uint8_t, 32> kid {};
-    read_all(pipes.to_parent[0], kid.data(), 32);
-    write_all(pipes.to_child[1], me.name.data(), 32);
-    me.insert({me.name, kid});
+    pipes.join_as_parent(me);
     auto* buf = static_cast<char*>(std::malloc(size));
     int rc = fi_trecv(me.ep, buf, size, nullptr, 1, 7, 0, nullptr);
     check(rc == 0, "parent posted a 4 GiB receive from the child");
@@ -562,10 +572,7 @@ int liveness()
     const pid_t child = ::fork();
     if (child == 0) {
         fabric_ep me;
-        std::array<std::uint8_t, 32> parent {};
-        write_all(pipes.to_parent[1], me.name.data(), 32);
-        read_all(pipes.to_child[0], parent.data(), 32);
-        me.insert({parent, me.name});
+        pipes.join_as_child(me);
         ::sleep(6); // computing, not in libfabric: only the liveness thread answers
         int one = 1;
         if (fi_tinject(me.ep, &one, sizeof one, 0, 1) != 0)
@@ -576,10 +583,7 @@ int liveness()
         std::_Exit(0);
     }
     fabric_ep me;
-    std::array<std::uint8_t, 32> other {};
-    write_all(pipes.to_child[1], me.name.data(), 32);
-    read_all(pipes.to_parent[0], other.data(), 32);
-    me.insert({me.name, other});
+    const auto other = pipes.join_as_parent(me);
     int got = 0;
     fi_trecv(me.ep, &got, sizeof got, nullptr, 1, 1, 0, nullptr);
     auto wrong = key;
