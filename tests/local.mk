@@ -55,8 +55,8 @@ TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 
 ## Emulated grid: a federated job across two testbed clusters (root) ######
-TESTS += tests/wan/federation.sh
-EXTRA_DIST += tests/wan/federation.sh
+TESTS += tests/wan/federation.sh tests/wan/liveness.sh
+EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 
 ## libFuzzer targets (bounded time) #########################################
 TESTS += tests/fuzz/run-fuzz.sh
