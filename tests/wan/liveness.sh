@@ -26,7 +26,9 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 tb="$HASHI_PREFIX/bin/hashi-testbed"
 readonly bound=30 idle_sleep=120
-scenarios=(sigstop linkdown delayline idle)
+# HASHI_LIVENESS_SCENARIOS picks some of them (developers' runs).
+read -ra scenarios <<<"${HASHI_LIVENESS_SCENARIOS:-sigstop linkdown delayline idle}"
+wanted() { [[ " ${scenarios[*]} " == *" $1 "* ]]; }
 cleanup() {
     local s
     for s in "${scenarios[@]}"; do
@@ -126,6 +128,7 @@ seconds_since_fault() { # scenario file
 }
 
 for s in sigstop linkdown delayline; do
+    wanted "$s" || continue
     d="$work/$s"
     if [[ ! -f $d/fault.time ]]; then
         fail "$s: the job never got to the fault (see $d/up.log, $d/c0.err, $d/c1.err)"
@@ -171,6 +174,7 @@ for s in sigstop linkdown delayline; do
 done
 
 for s in linkdown delayline; do
+    wanted "$s" || continue
     if [[ $(cat "$work/$s/repaired" 2>/dev/null) == yes ]]; then
         pass "$s: the WAN works again after the repair ($(tr '\n' ' ' <"$work/$s/fault.log"))"
     else
@@ -178,6 +182,10 @@ for s in linkdown delayline; do
     fi
 done
 
+if ! wanted idle; then
+    finish
+    exit
+fi
 d="$work/idle"
 for k in 0 1; do
     st=$(cut -d' ' -f1 "$d/c$k.end" 2>/dev/null)
