@@ -59,8 +59,8 @@ TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 
 ## Emulated grid: a federated job across two testbed clusters (root) ######
-TESTS += tests/wan/federation.sh
-EXTRA_DIST += tests/wan/federation.sh
+TESTS += tests/wan/federation.sh tests/wan/liveness.sh
+EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
 # (ranks' handshake and descriptors, mpiexec's PMI port, impi-server floods)

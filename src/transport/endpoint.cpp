@@ -224,30 +224,27 @@ int endpoint::enable()
     eager_limit_ = *eager;
     chunk_size_ = *chunk;
 
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (listen_fd_ < 0) {
-        log_error("cannot create the listening socket: %s", std::strerror(errno));
-        return -FI_EIO;
+    // Liveness: the UDP socket of the liveness thread shares the TCP
+    // listener's port number (engine/liveness.hpp).
+    const auto live = read_liveness_settings(err);
+    if (!live) {
+        log_error("cannot enable the endpoint: %s", err.c_str());
+        return -FI_EINVAL;
     }
-    sockaddr_in sin {};
-    sin.sin_family = AF_INET;
+    int udp_fd = -1;
+    std::uint16_t port = 0;
     // Listen only on the address in the business card: a stranger on
     // another network of this host has no way in (FI_HASHI_LISTEN_ANY=1
     // listens on every address, for hosts whose card address is translated).
-    sin.sin_addr.s_addr = htonl(*listen_any != 0 ? INADDR_ANY : *ip);
-    sin.sin_port = 0;
-    socklen_t len = sizeof sin;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 || ::listen(listen_fd_, 1024) != 0 ||
-        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&sin), &len) != 0) {
-        const in_addr in {htonl(*ip)};
-        char text[INET_ADDRSTRLEN] = "?";
-        ::inet_ntop(AF_INET, &in, text, sizeof text);
-        log_error("cannot listen on a TCP port of %s: %s", text, std::strerror(errno));
+    if (!bind_listener_pair(*listen_any != 0 ? INADDR_ANY : *ip, live->enabled(), listen_fd_, udp_fd, port, err)) {
+        log_error("%s", err.c_str());
         return -FI_EIO;
     }
     epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (epoll_fd_ < 0) {
         log_error("epoll_create1: %s", std::strerror(errno));
+        if (udp_fd >= 0)
+            ::close(udp_fd);
         return -FI_EIO;
     }
     epoll_event ev {};
@@ -257,9 +254,11 @@ int endpoint::enable()
 
     self_addr_.cluster_id = static_cast<std::uint16_t>(*cluster);
     self_addr_.ipv4 = *ip;
-    self_addr_.port = ntohs(sin.sin_port);
+    self_addr_.port = port;
     self_addr_.nonce = random64();
     self_key_ = self_addr_.encode();
+    if (live->enabled())
+        liveness_ = std::make_unique<liveness_monitor>(*live, key_->material(), self_addr_.nonce, udp_fd);
     setup_self();
     enabled_ = true;
     HASHI_DEBUG("endpoint enabled at %s, job %016llx, %s key, eager limit %zu", self_addr_.describe().c_str(),

@@ -9,12 +9,15 @@
 //               sequence numbers, its connection, statistics;
 //   connection  one TCP socket and its receive state machine.
 // Everything runs on the application's thread inside libfabric calls
-// (FI_THREAD_DOMAIN, manual progress), so nothing here is locked.
+// (FI_THREAD_DOMAIN, manual progress), so nothing here is locked. The one
+// other thread, the liveness thread (engine/liveness.hpp), owns only its
+// liveness_monitor and never touches the endpoint's state.
 #pragma once
 
 #include "transport/address.hpp"
 #include "transport/engine/job_key.hpp"
 #include "transport/engine/log_limiter.hpp"
+#include "transport/engine/liveness.hpp"
 #include "transport/engine/wan_pacing.hpp"
 #include "transport/info.hpp"
 #include "transport/match/match_engine.hpp"
@@ -26,6 +29,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -234,6 +238,12 @@ private:
     void setup_self();
     std::size_t unsent_bytes(const connection& c) const;
 
+    // Liveness (engine/waiting.cpp), progress thread: publish the peers this
+    // endpoint waits on, fail those the liveness thread found silent.
+    void liveness_progress();
+    void apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why);
+    std::vector<liveness_monitor::watched_peer> waited_peers() const;
+
     // Frames (ep_frames.cpp).
     bool handle_inline_frame(connection& c, const wire::frame_header& h, const std::uint8_t* payload);
     bool begin_direct(connection& c, const wire::frame_header& h);
@@ -326,6 +336,10 @@ private:
     std::size_t chunk_size_;
     wan_pacing pacing_;
     bool closing_ = false;
+
+    // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.
+    std::unique_ptr<liveness_monitor> liveness_;
+    std::chrono::steady_clock::time_point next_liveness_scan_ {};
 };
 
 } // namespace hashi::fi

@@ -33,13 +33,17 @@ libhashi_fi_la_SOURCES = \
 	src/transport/wire/byte_order.hpp \
 	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
 	src/transport/wire/handshake.cpp src/transport/wire/handshake.hpp \
+	src/transport/engine/liveness.cpp src/transport/engine/liveness.hpp \
+	src/transport/engine/peer_watch.cpp src/transport/engine/peer_watch.hpp \
+	src/transport/engine/waiting.cpp \
+	src/transport/wire/heartbeat.cpp src/transport/wire/heartbeat.hpp \
 	src/transport/match/match_backend.hpp \
 	src/transport/match/match_engine.cpp src/transport/match/match_engine.hpp
 libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS)
 # Only fi_prov_ini is exported; everything else stays inside the module.
 libhashi_fi_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 libhashi_fi_la_LDFLAGS = -module -avoid-version -shared -no-undefined
-libhashi_fi_la_LIBADD = $(FABRIC_LIBS) $(CRYPTO_LIBS) $(HASHI_SANITIZE_LIBS)
+libhashi_fi_la_LIBADD = $(FABRIC_LIBS) $(CRYPTO_LIBS) -lpthread $(HASHI_SANITIZE_LIBS)
 
 ## Unit tests of the wire format (Boost.Test) ################################
 check_PROGRAMS += tests/unit/transport-unit
@@ -50,6 +54,9 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
 	src/transport/engine/job_key.cpp \
+	tests/unit/transport/test_liveness.cpp \
+	src/transport/wire/heartbeat.cpp \
+	src/transport/engine/peer_watch.cpp \
 	src/transport/address.cpp
 tests_unit_transport_unit_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS) -DBOOST_TEST_DYN_LINK
 tests_unit_transport_unit_LDADD = $(CRYPTO_LIBS) -lboost_unit_test_framework
@@ -62,6 +69,7 @@ tests_transport_fi_robustness_SOURCES = \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
 	src/transport/engine/job_key.cpp \
+	src/transport/wire/heartbeat.cpp \
 	src/transport/address.cpp
 tests_transport_fi_robustness_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS)
 tests_transport_fi_robustness_LDADD = $(FABRIC_LIBS) $(CRYPTO_LIBS)

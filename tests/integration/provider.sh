@@ -62,6 +62,12 @@ expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not an integer"
 if [[ $status -ne 0 ]]; then pass "bad-env: non-zero exit ($status)"; else fail "bad-env: exit 0"; fi
 run bad-iface -- env FI_HASHI_IFACE=nosuch0 mpiexec -n 1 ./hello
 expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
+run bad-timeout -- env FI_HASHI_PEER_TIMEOUT=soon mpiexec -n 1 ./hello
+expect_in bad-timeout bad-timeout.err "FI_HASHI_PEER_TIMEOUT='soon' is not an integer between 0 and 86400"
+run bad-heartbeat -- env FI_HASHI_PEER_TIMEOUT=5 FI_HASHI_HEARTBEAT=3 mpiexec -n 1 ./hello
+expect_in bad-heartbeat bad-heartbeat.err "FI_HASHI_PEER_TIMEOUT=5 must be at least twice FI_HASHI_HEARTBEAT=3"
+run no-liveness -- env FI_HASHI_PEER_TIMEOUT=0 mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
+expect_status no-liveness 0
 
 # Robustness, through the libfabric API with real processes.
 robust="$HASHI_BUILDDIR/tests/transport/fi-robustness"
@@ -102,6 +108,12 @@ if [[ $dials -gt 30 ]]; then pass "crossing: $dials connection attempts for 30 r
 run flow -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi $robust flow
 expect_status flow 0
 sed 's/^/    /' flow.out
+
+run liveness -- timeout 120 env FI_PROVIDER_PATH="$provdir" FI_PROVIDER=hashi FI_HASHI_PEER_TIMEOUT=4 \
+    FI_HASHI_HEARTBEAT=1 $robust liveness
+expect_status liveness 0
+expect_in liveness liveness.err "lost peer 1 \(pid [0-9]+ on [^,]+, [0-9.]+:[0-9]+ \(cluster 0\)\): no answer to liveness pings for 4\.[0-9] s while this process waits on it"
+sed 's/^/    /' liveness.out
 
 if leftovers "$work/(rma|isort|hello)"; then fail "processes left behind"; else pass "no processes left behind"; fi
 finish

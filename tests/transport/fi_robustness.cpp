@@ -23,12 +23,21 @@
 //                              reads, every message arrives; then the child
 //                              closes its endpoint right after its last
 //                              sends, and the parent still gets all of them.
+//   fi-robustness liveness     (FI_HASHI_PEER_TIMEOUT=4 FI_HASHI_HEARTBEAT=1,
+//                              HASHI_JOB_KEY set) a child computes 6 s
+//                              outside libfabric while the parent waits on
+//                              it: the wait must succeed; meanwhile a ping
+//                              under another key gets no answer and one
+//                              under the job key gets a valid pong. Then the
+//                              child stops itself (SIGSTOP): the parent's
+//                              receive must end with an error.
 //
 // Exit 0 when every expectation held; messages say which did not.
 #include "transport/address.hpp"
 #include "transport/engine/job_key.hpp"
 #include "transport/wire/frame.hpp"
 #include "transport/wire/handshake.hpp"
+#include "transport/wire/heartbeat.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -39,6 +48,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -185,6 +195,22 @@ struct pair_setup {
         if (::pipe(to_child) != 0 || ::pipe(to_parent) != 0)
             std::exit(2);
     }
+    // Swap the cards and insert them, the parent's first (fi_addr 0).
+    void join_as_child(fabric_ep& me)
+    {
+        std::array<std::uint8_t, 32> parent {};
+        write_all(to_parent[1], me.name.data(), 32);
+        read_all(to_child[0], parent.data(), 32);
+        me.insert({parent, me.name});
+    }
+    std::array<std::uint8_t, 32> join_as_parent(fabric_ep& me)
+    {
+        std::array<std::uint8_t, 32> kid {};
+        read_all(to_parent[0], kid.data(), 32);
+        write_all(to_child[1], me.name.data(), 32);
+        me.insert({me.name, kid});
+        return kid;
+    }
 };
 
 int peer_death()
@@ -196,10 +222,7 @@ int peer_death()
     const pid_t child = ::fork();
     if (child == 0) {
         fabric_ep me;
-        std::array<std::uint8_t, 32> parent {};
-        write_all(pipes.to_parent[1], me.name.data(), 32);
-        read_all(pipes.to_child[0], parent.data(), 32);
-        me.insert({parent, me.name});
+        pipes.join_as_child(me);
         auto* buf = static_cast<char*>(std::malloc(size));
         int rc = fi_tsend(me.ep, buf, size, nullptr, 0, 7, nullptr);
         if (rc != 0)
@@ -210,10 +233,7 @@ int peer_death()
         }
     }
     fabric_ep me;
-    std::array<std::uint8_t, 32> kid {};
-    read_all(pipes.to_parent[0], kid.data(), 32);
-    write_all(pipes.to_child[1], me.name.data(), 32);
-    me.insert({me.name, kid});
+    pipes.join_as_parent(me);
     auto* buf = static_cast<char*>(std::malloc(size));
     int rc = fi_trecv(me.ep, buf, size, nullptr, 1, 7, 0, nullptr);
     check(rc == 0, "parent posted a 4 GiB receive from the child");
@@ -609,6 +629,82 @@ int flow()
     return failures;
 }
 
+// One ping to the endpoint `card` under `key`; true when a pong that
+// verifies under the job key and echoes the challenge comes back within 2 s.
+bool ping_answered(const std::array<std::uint8_t, 32>& card, const hashi::wire::job_key& key,
+    const hashi::wire::job_key& job_key)
+{
+    using namespace hashi;
+    const auto a = fi::endpoint_address::decode(card.data(), card.size());
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    wire::heartbeat ping;
+    ping.sender = 0x5eed;
+    ping.target = a->nonce;
+    ping.challenge[0] = static_cast<std::uint8_t>(key[0] ^ 0x5a);
+    const auto b = wire::encode_heartbeat(ping, key);
+    sockaddr_in to {};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(a->ipv4);
+    to.sin_port = htons(a->port);
+    ::sendto(fd, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    pollfd pfd {fd, POLLIN, 0};
+    bool ok = false;
+    if (::poll(&pfd, 1, 2000) == 1) {
+        std::uint8_t r[128];
+        const ssize_t n = ::recv(fd, r, sizeof r, 0);
+        auto d = wire::decode_heartbeat(r, n > 0 ? static_cast<std::size_t>(n) : 0);
+        ok = std::holds_alternative<wire::heartbeat>(d) && wire::verify_heartbeat(r, job_key) &&
+            std::get<wire::heartbeat>(d).kind == wire::heartbeat_kind::pong &&
+            std::get<wire::heartbeat>(d).challenge == ping.challenge;
+    }
+    ::close(fd);
+    return ok;
+}
+
+int liveness()
+{
+    const char* hex = std::getenv("HASHI_JOB_KEY");
+    const auto job = hashi::fi::job_key::from_hex(hex != nullptr ? hex : "");
+    if (!job)
+        die("liveness needs HASHI_JOB_KEY (64 hex digits)", -FI_EINVAL);
+    const hashi::wire::job_key key = job->material();
+    pair_setup pipes;
+    const pid_t child = ::fork();
+    if (child == 0) {
+        fabric_ep me;
+        pipes.join_as_child(me);
+        ::sleep(6); // computing, not in libfabric: only the liveness thread answers
+        int one = 1;
+        if (fi_tinject(me.ep, &one, sizeof one, 0, 1) != 0)
+            std::_Exit(3);
+        for (int i = 0; i < 1000; ++i)
+            fi_cq_read(me.cq, nullptr, 0); // progress, so the message leaves
+        ::raise(SIGSTOP);
+        std::_Exit(0);
+    }
+    fabric_ep me;
+    const auto other = pipes.join_as_parent(me);
+    int got = 0;
+    fi_trecv(me.ep, &got, sizeof got, nullptr, 1, 1, 0, nullptr);
+    auto wrong = key;
+    wrong[0] ^= 1;
+    check(!ping_answered(other, wrong, key), "a ping under another key gets no answer");
+    check(ping_answered(other, key, key), "a ping under the job key gets a pong that verifies");
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = me.wait(30);
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    check(rc == 0 && got == 1,
+        "the wait on a child computing 6 s outside libfabric succeeded (FI_HASHI_PEER_TIMEOUT=4; after " +
+            std::to_string(waited) + " s)");
+    // The child stops itself right after its send.
+    fi_trecv(me.ep, &got, sizeof got, nullptr, 1, 2, 0, nullptr);
+    const int rc2 = me.wait(30);
+    check(rc2 == FI_EIO, "the wait on the stopped child ended with an error (" + std::to_string(rc2) + ")");
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return failures;
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -622,6 +718,8 @@ int main(int argc, char** argv)
         return flow() == 0 ? 0 : 1;
     if (what == "crossing")
         return crossing() == 0 ? 0 : 1;
-    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed|flow|crossing\n");
+    if (what == "liveness")
+        return liveness() == 0 ? 0 : 1;
+    std::fprintf(stderr, "usage: fi-robustness peer-death|malformed|flow|crossing|liveness\n");
     return 2;
 }

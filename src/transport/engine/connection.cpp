@@ -602,6 +602,7 @@ bool endpoint::progress()
             handle_events(*static_cast<connection*>(events[i].data.ptr), events[i].events);
     }
     std::erase_if(conns_, [](const std::unique_ptr<connection>& c) { return c->st == connection::state::closed; });
+    liveness_progress(); // engine/waiting.cpp
     return moved;
 }
 

@@ -57,6 +57,10 @@ public:
     wire::mac acceptor_mac(const handshake_transcript& t) const;
     wire::mac connector_mac(const handshake_transcript& t) const;
 
+    // The key itself, for the liveness thread's heartbeat MACs
+    // (wire/heartbeat.hpp), which that thread computes on its own copy.
+    const std::array<std::uint8_t, size>& material() const noexcept { return key_; }
+
 private:
     std::array<std::uint8_t, size> key_ {};
     bool random_ = false;

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The endpoint's side of the liveness checks (engine/liveness.hpp): which
+// peers it waits on right now, published to the liveness thread, and the
+// verdicts of that thread applied through fail_peer.
+//
+// Progress thread only (called from endpoint::progress), so it reads the
+// provider state without locks; only liveness_monitor's own members are
+// shared with the liveness thread.
+#include "transport/endpoint.hpp"
+#include "transport/engine/liveness.hpp"
+
+#include <algorithm>
+
+namespace hashi::fi {
+
+namespace {
+// The waiting set is recomputed at most this often: often enough for a
+// timeout of seconds, rarely enough to cost nothing in a busy progress loop.
+constexpr auto scan_period = std::chrono::milliseconds(200);
+} // namespace
+
+void endpoint::liveness_progress()
+{
+    if (liveness_ == nullptr)
+        return;
+    if (liveness_->has_verdicts())
+        for (auto& v : liveness_->take_verdicts())
+            apply_liveness_verdict(v.key, v.why);
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_liveness_scan_)
+        return;
+    next_liveness_scan_ = now + scan_period;
+    liveness_->publish(waited_peers());
+}
+
+void endpoint::apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why)
+{
+    auto it = peers_.find(key);
+    if (it == peers_.end()) {
+        // Waited on by a directed receive only, never sent to: make the peer
+        // now so that fail_peer ends that receive.
+        const auto a = endpoint_address::decode(key.data(), key.size());
+        if (!a)
+            return;
+        peer& p = peer_by_address(*a);
+        fail_peer(p, why);
+        return;
+    }
+    fail_peer(*it->second, why);
+}
+
+std::vector<liveness_monitor::watched_peer> endpoint::waited_peers() const
+{
+    std::vector<liveness_monitor::watched_peer> out;
+    auto add = [&](const endpoint_address& a, const peer* p) {
+        if (p != nullptr && (p->is_self || p->failed))
+            return;
+        const auto key = p != nullptr ? p->key : a.encode();
+        if (key == self_key_ || std::any_of(out.begin(), out.end(), [&](const auto& w) { return w.key == key; }))
+            return;
+        liveness_monitor::watched_peer w;
+        w.key = key;
+        w.ipv4 = a.ipv4;
+        w.port = a.port;
+        w.nonce = a.nonce;
+        w.rx_bytes = p != nullptr ? p->stats.rx_bytes : 0;
+        w.name = p != nullptr ? p->describe() : "peer " + a.describe();
+        out.push_back(std::move(w));
+    };
+    // A receive directed at one source waits on it (wildcards wait on
+    // nobody in particular, so they are not counted).
+    for (const auto& [ctx, o] : posted_) {
+        if (o->k != op::kind::recv || o->addr == FI_ADDR_UNSPEC)
+            continue;
+        if (o->addr < by_index_.size() && by_index_[o->addr] != nullptr)
+            add(by_index_[o->addr]->addr, by_index_[o->addr]);
+        else if (av_ != nullptr && o->addr < av_->entries.size())
+            add(av_->entries[o->addr], nullptr);
+    }
+    // Rendezvous waiting for CTS or data, RMA waiting for its answer.
+    for (const auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
+        for (const auto& [id, o] : *m)
+            if (o->p != nullptr)
+                add(o->p->addr, o->p);
+    // Bytes for it not yet sent or not yet acknowledged, or a connection
+    // still being made.
+    for (const auto& [k, p] : peers_) {
+        if (p->is_self || p->failed)
+            continue;
+        if (!p->txq.empty() || p->dialing != nullptr || (p->conn != nullptr && unsent_bytes(*p->conn) > 0))
+            add(p->addr, p.get());
+    }
+    return out;
+}
+
+} // namespace hashi::fi
