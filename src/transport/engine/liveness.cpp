@@ -61,7 +61,7 @@ std::string fmt_seconds(clock::duration d)
 struct liveness_monitor::tracked {
     watched_peer who;
     peer_watch watch;
-    std::array<wire::challenge_bytes, challenges_kept> challenges {};
+    std::array<wire::ping_challenge, challenges_kept> challenges {};
     std::size_t next_challenge = 0;
     std::optional<clock::time_point> last_pong, last_data;
     bool reported = false;

@@ -49,7 +49,7 @@ heartbeat_bytes encode_heartbeat(const heartbeat& h, const job_key& key) noexcep
     // b[6..7] reserved
     put64(&b[8], h.sender);
     put64(&b[16], h.target);
-    std::memcpy(&b[24], h.challenge.data(), challenge_size);
+    std::memcpy(&b[24], h.challenge.data(), ping_challenge_size);
     if (!mac_of(b.data(), key, &b[heartbeat_mac_offset]))
         b.fill(0); // decodes as garbage: the peer drops it and we count a missed answer
     return b;
@@ -74,7 +74,7 @@ std::variant<heartbeat, decode_error> decode_heartbeat(const std::uint8_t* p, st
     h.kind = static_cast<heartbeat_kind>(p[5]);
     h.sender = get64(p + 8);
     h.target = get64(p + 16);
-    std::memcpy(h.challenge.data(), p + 24, challenge_size);
+    std::memcpy(h.challenge.data(), p + 24, ping_challenge_size);
     return h;
 }
 

@@ -29,11 +29,11 @@ namespace hashi::wire {
 
 inline constexpr std::size_t heartbeat_size = 72;
 inline constexpr std::size_t heartbeat_mac_offset = 40;
-inline constexpr std::size_t challenge_size = 16;
+inline constexpr std::size_t ping_challenge_size = 16;
 inline constexpr std::size_t job_key_size = 32;
 
 using heartbeat_bytes = std::array<std::uint8_t, heartbeat_size>;
-using challenge_bytes = std::array<std::uint8_t, challenge_size>;
+using ping_challenge = std::array<std::uint8_t, ping_challenge_size>;
 using job_key = std::array<std::uint8_t, job_key_size>;
 
 enum class heartbeat_kind : std::uint8_t { ping = 1, pong = 2 };
@@ -42,7 +42,7 @@ struct heartbeat {
     heartbeat_kind kind = heartbeat_kind::ping;
     std::uint64_t sender = 0; // the sending endpoint's nonce
     std::uint64_t target = 0; // the nonce of the endpoint it is meant for
-    challenge_bytes challenge {};
+    ping_challenge challenge {};
 };
 
 // The datagram, MAC included.
