@@ -339,7 +339,7 @@ private:
 
     // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.
     std::unique_ptr<liveness_monitor> liveness_;
-    std::chrono::steady_clock::time_point next_liveness_scan_ {};
+    std::uint64_t next_liveness_scan_ns_ = 0; // monotonic_ns()
 };
 
 } // namespace hashi::fi

@@ -16,7 +16,7 @@ namespace hashi::fi {
 namespace {
 // The waiting set is recomputed at most this often: often enough for a
 // timeout of seconds, rarely enough to cost nothing in a busy progress loop.
-constexpr auto scan_period = std::chrono::milliseconds(200);
+constexpr std::uint64_t scan_period_ns = 200'000'000ull;
 } // namespace
 
 void endpoint::liveness_progress()
@@ -26,10 +26,12 @@ void endpoint::liveness_progress()
     if (liveness_->has_verdicts())
         for (auto& v : liveness_->take_verdicts())
             apply_liveness_verdict(v.key, v.why);
-    const auto now = std::chrono::steady_clock::now();
-    if (now < next_liveness_scan_)
+    // The progress loop's one clock (engine/log_limiter.hpp): coarse, no
+    // system call, read once per progress call.
+    const std::uint64_t now = monotonic_ns();
+    if (now < next_liveness_scan_ns_)
         return;
-    next_liveness_scan_ = now + scan_period;
+    next_liveness_scan_ns_ = now + scan_period_ns;
     liveness_->publish(waited_peers());
 }
 
