@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Endpoint lifecycle: creation, binding to AV/CQ/counters, enabling (the
-// listening socket and the business card), options, and a close that
-// delivers everything queued before the sockets go away.
+// The endpoint facade's lifecycle: creation, binding to AV/CQ/counters,
+// enabling (settings, the listening socket, the business card, the
+// engine), options, and close (the engine delivers what is queued first).
 #include "transport/endpoint.hpp"
 
 #include "transport/engine/local_address.hpp"
 #include "transport/ep_ops.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,7 +20,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <set>
 
 namespace hashi::fi {
 
@@ -96,32 +96,7 @@ endpoint::endpoint(domain_obj* dom, const fi_info* info, void* context) : domain
     dom->refs++;
 }
 
-endpoint::~endpoint()
-{
-    for (auto& c : conns_)
-        if (c->fd >= 0)
-            ::close(c->fd);
-    if (listen_fd_ >= 0)
-        ::close(listen_fd_);
-    if (epoll_fd_ >= 0)
-        ::close(epoll_fd_);
-    // Operations still posted or in flight when the endpoint goes (MPICH
-    // leaves its multi-receive buffers posted) are freed with it.
-    std::set<op*> live;
-    for (auto& [ctx, o] : posted_)
-        live.insert(o);
-    for (auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
-        for (auto& [id, o] : *m)
-            live.insert(o);
-    for (auto& [key, p] : peers_)
-        for (auto& t : p->txq)
-            if (t.done != nullptr)
-                live.insert(t.done);
-    for (op* o : live)
-        delete o;
-    for (op* o : free_ops_)
-        delete o;
-}
+endpoint::~endpoint() = default;
 
 int endpoint_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context)
 {
@@ -138,15 +113,15 @@ int endpoint_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context
 
 int endpoint::bind(fid* bfid, std::uint64_t flags)
 {
-    if (enabled_)
+    if (engine_)
         return -FI_EOPBADSTATE;
     switch (bfid->fclass) {
     case FI_CLASS_AV: {
-        if (av_ != nullptr)
+        if (bound_.av != nullptr)
             return -FI_EINVAL;
-        av_ = owner_of<av_obj>(reinterpret_cast<fid_av*>(bfid));
-        av_->refs++;
-        av_->endpoints.push_back(this);
+        bound_.av = owner_of<av_obj>(reinterpret_cast<fid_av*>(bfid));
+        bound_.av->refs++;
+        bound_.av->endpoints.push_back(this);
         return 0;
     }
     case FI_CLASS_CQ: {
@@ -154,12 +129,12 @@ int endpoint::bind(fid* bfid, std::uint64_t flags)
         if ((flags & ~(FI_SEND | FI_RECV | FI_SELECTIVE_COMPLETION | FI_TRANSMIT | FI_RECV)) != 0)
             return -FI_EBADFLAGS;
         if (flags & (FI_SEND | FI_TRANSMIT)) {
-            tx_cq_ = cq;
+            bound_.tx_cq = cq;
             tx_selective_ = flags & FI_SELECTIVE_COMPLETION;
             cq->refs++;
         }
         if (flags & FI_RECV) {
-            rx_cq_ = cq;
+            bound_.rx_cq = cq;
             rx_selective_ = flags & FI_SELECTIVE_COMPLETION;
             cq->refs++;
         }
@@ -177,13 +152,13 @@ int endpoint::bind(fid* bfid, std::uint64_t flags)
             c->refs++;
         };
         if (flags & FI_SEND)
-            set(send_cntr_);
+            set(bound_.send_cntr);
         if (flags & FI_RECV)
-            set(recv_cntr_);
+            set(bound_.recv_cntr);
         if (flags & FI_READ)
-            set(read_cntr_);
+            set(bound_.read_cntr);
         if (flags & FI_WRITE)
-            set(write_cntr_);
+            set(bound_.write_cntr);
         return 0;
     }
     default:
@@ -193,9 +168,9 @@ int endpoint::bind(fid* bfid, std::uint64_t flags)
 
 int endpoint::enable()
 {
-    if (enabled_)
+    if (engine_)
         return 0;
-    if (av_ == nullptr || tx_cq_ == nullptr || rx_cq_ == nullptr) {
+    if (bound_.av == nullptr || bound_.tx_cq == nullptr || bound_.rx_cq == nullptr) {
         log_error("fi_enable: bind an address vector and transmit and receive completion queues first");
         return -FI_ENOCQ;
     }
@@ -208,10 +183,12 @@ int endpoint::enable()
         eager ? env_unsigned("FI_HASHI_CHUNK_SIZE", 1 << 20, wire::max_chunk_payload, 10, err) : std::nullopt;
     const auto linger = chunk ? env_unsigned("FI_HASHI_CLOSE_TIMEOUT", 30, 3600, 10, err) : std::nullopt;
     const auto listen_any = linger ? env_unsigned("FI_HASHI_LISTEN_ANY", 0, 1, 10, err) : std::nullopt;
-    const auto ip = listen_any && pacing_.init(err) ? choose_local_ipv4(err) : std::nullopt;
+    wan_pacing pacing;
+    const auto ip = listen_any && pacing.init(err) ? choose_local_ipv4(err) : std::nullopt;
+    std::optional<job_key> key;
     if (ip)
-        key_ = job_key::from_environment(err);
-    if (!ip || !key_) {
+        key = job_key::from_environment(err);
+    if (!ip || !key) {
         log_error("cannot enable the endpoint: %s", err.c_str());
         return -FI_EINVAL;
     }
@@ -219,10 +196,12 @@ int endpoint::enable()
         log_error("FI_HASHI_CHUNK_SIZE=%llu is too small (at least 4096)", static_cast<unsigned long long>(*chunk));
         return -FI_EINVAL;
     }
-    job_id_ = *job;
-    close_timeout_s_ = *linger;
-    eager_limit_ = *eager;
-    chunk_size_ = *chunk;
+    engine_settings settings;
+    settings.job_id = *job;
+    settings.cluster_id = static_cast<std::uint16_t>(*cluster);
+    settings.close_timeout_s = *linger;
+    settings.eager_limit = *eager;
+    settings.chunk_size = *chunk;
 
     // Liveness: the UDP socket of the liveness thread shares the TCP
     // listener's port number (engine/liveness.hpp).
@@ -231,38 +210,36 @@ int endpoint::enable()
         log_error("cannot enable the endpoint: %s", err.c_str());
         return -FI_EINVAL;
     }
-    int udp_fd = -1;
+    int listen_fd = -1, udp_fd = -1;
     std::uint16_t port = 0;
     // Listen only on the address in the business card: a stranger on
     // another network of this host has no way in (FI_HASHI_LISTEN_ANY=1
     // listens on every address, for hosts whose card address is translated).
-    if (!bind_listener_pair(*listen_any != 0 ? INADDR_ANY : *ip, live->enabled(), listen_fd_, udp_fd, port, err)) {
+    if (!bind_listener_pair(*listen_any != 0 ? INADDR_ANY : *ip, live->enabled(), listen_fd, udp_fd, port, err)) {
         log_error("%s", err.c_str());
         return -FI_EIO;
     }
-    epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-    if (epoll_fd_ < 0) {
-        log_error("epoll_create1: %s", std::strerror(errno));
-        if (udp_fd >= 0)
-            ::close(udp_fd);
+    endpoint_identity self;
+    self.addr.cluster_id = settings.cluster_id;
+    self.addr.ipv4 = *ip;
+    self.addr.port = port;
+    self.addr.nonce = random64();
+    self.key = self.addr.encode();
+    self.job_id = settings.job_id;
+    self.host = host_;
+    try {
+        engine_ = std::make_unique<engine>(
+            *domain, bound_, min_multi_recv_, settings, self, *key, listen_fd, *live, udp_fd, pacing);
+    } catch (const std::exception& e) {
+        log_error("cannot enable the endpoint: %s", e.what());
         return -FI_EIO;
     }
-    epoll_event ev {};
-    ev.events = EPOLLIN;
-    ev.data.ptr = nullptr; // the listening socket
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
-
-    self_addr_.cluster_id = static_cast<std::uint16_t>(*cluster);
-    self_addr_.ipv4 = *ip;
-    self_addr_.port = port;
-    self_addr_.nonce = random64();
-    self_key_ = self_addr_.encode();
-    if (live->enabled())
-        liveness_ = std::make_unique<liveness_monitor>(*live, key_->material(), self_addr_.nonce, udp_fd);
-    setup_self();
-    enabled_ = true;
-    HASHI_DEBUG("endpoint enabled at %s, job %016llx, %s key, eager limit %zu", self_addr_.describe().c_str(),
-        static_cast<unsigned long long>(job_id_), key_->is_random() ? "a random" : "the job's", eager_limit_);
+    // Addresses inserted before fi_enable.
+    for (std::size_t i = 0; i < bound_.av->entries.size(); ++i)
+        engine_->on_av_insert(i, bound_.av->entries[i]);
+    HASHI_DEBUG("endpoint enabled at %s, job %016llx, %s key, eager limit %zu", self.addr.describe().c_str(),
+        static_cast<unsigned long long>(settings.job_id), key->is_random() ? "a random" : "the job's",
+        settings.eager_limit);
     return 0;
 }
 
@@ -270,13 +247,13 @@ int endpoint::getname(void* addr, std::size_t* addrlen) const
 {
     if (addrlen == nullptr)
         return -FI_EINVAL;
-    if (!enabled_)
+    if (!engine_)
         return -FI_EOPBADSTATE;
     const std::size_t room = *addrlen;
     *addrlen = address_size;
     if (room < address_size)
         return -FI_ETOOSMALL;
-    std::memcpy(addr, self_key_.data(), address_size);
+    std::memcpy(addr, engine_->self().key.data(), address_size);
     return 0;
 }
 
@@ -308,137 +285,26 @@ int endpoint::getopt(int level, int optname, void* optval, std::size_t* optlen) 
     return -FI_ENOPROTOOPT;
 }
 
-void endpoint::on_av_insert(fi_addr_t index, const endpoint_address& a)
-{
-    if (by_index_.size() <= index)
-        by_index_.resize(index + 1, nullptr);
-    const auto key = a.encode();
-    av_index_.emplace(key, index);
-    auto it = peers_.find(key);
-    if (it == peers_.end())
-        return; // created on first use, or when it connects
-    peer& p = *it->second;
-    by_index_[index] = &p;
-    if (p.fi_addr == FI_ADDR_NOTAVAIL) {
-        // It connected to us before we knew it (dynamic processes): what it
-        // sent so far is renumbered so directed receives can match it.
-        p.fi_addr = index;
-        tagged_.renumber_unexpected(p.unexpected_cookies, index);
-        untagged_.renumber_unexpected(p.unexpected_cookies, index);
-        p.unexpected_cookies.clear();
-    }
-}
-
 int endpoint::close()
 {
-    if (enabled_) {
-        closing_ = true;
-        // MPICH does not barrier before closing, so the last eager messages
-        // may still sit in our queues: deliver them, then tell every peer we
-        // are done and wait (bounded) until each has told us the same, so
-        // none of their last messages to us is cut off either.
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(close_timeout_s_);
-        auto queued = [&] {
-            for (auto& [k, p] : peers_)
-                if (!p->failed && (!p->txq.empty() || p->dialing != nullptr))
-                    return true;
-            // Rendezvous sends and RMA still waiting for their peer.
-            for (auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
-                for (auto& [id, o] : *m)
-                    if (!o->p->failed)
-                        return true;
-            return false;
-        };
-        while (queued() && std::chrono::steady_clock::now() < deadline)
-            if (!progress())
-                domain->progress();
-        for (auto& [k, p] : peers_)
-            if (p->conn != nullptr && !p->failed && !p->is_self) {
-                queue_control(*p, wire::frame_type::bye, 0, 0, 0);
-                flush(*p);
-            }
-        // Then wait until every peer has our bytes (nothing left in the
-        // kernel's send queue) and has gone quiet or said goodbye too:
-        // closing a socket with unread data sends a reset, which can destroy
-        // what the peer has not read yet.
-        auto last_rx = std::chrono::steady_clock::now();
-        for (;;) {
-            if (progress())
-                last_rx = std::chrono::steady_clock::now();
-            bool all_done = true, all_acked = true;
-            for (auto& c : conns_) {
-                if (c->st != connection::state::open || c->rx_only || (c->p != nullptr && c->p->failed))
-                    continue;
-                if (c->p != nullptr && c->p->is_self)
-                    continue;
-                if (!c->bye_received && !c->eof)
-                    all_done = false;
-                if (unsent_bytes(*c) > 0 || (c->p != nullptr && !c->p->txq.empty()))
-                    all_acked = false;
-            }
-            const auto now = std::chrono::steady_clock::now();
-            if (all_done && all_acked)
-                break;
-            if (all_acked && now - last_rx > std::chrono::milliseconds(200))
-                break;
-            if (now >= deadline) {
-                log_warn("closing the endpoint after %llu s although peers have not received everything; their "
-                         "last messages from this process may be lost",
-                    static_cast<unsigned long long>(close_timeout_s_));
-                break;
-            }
-        }
-        write_stats();
+    if (engine_) {
+        engine_->drain_and_close();
+        engine_.reset();
     }
-    if (av_ != nullptr) {
-        av_->refs--;
-        std::erase(av_->endpoints, this);
+    if (bound_.av != nullptr) {
+        bound_.av->refs--;
+        std::erase(bound_.av->endpoints, this);
     }
-    for (cq_obj* cq : {tx_cq_, rx_cq_})
+    for (cq_obj* cq : {bound_.tx_cq, bound_.rx_cq})
         if (cq != nullptr)
             cq->refs--;
-    for (cntr_obj* c : {send_cntr_, recv_cntr_, read_cntr_, write_cntr_})
+    for (cntr_obj* c : {bound_.send_cntr, bound_.recv_cntr, bound_.read_cntr, bound_.write_cntr})
         if (c != nullptr)
             c->refs--;
     std::erase(domain->endpoints, this);
     domain->refs--;
     delete this;
     return 0;
-}
-
-std::string peer::describe() const
-{
-    std::string s =
-        fi_addr == FI_ADDR_NOTAVAIL ? std::string("peer (not in the AV)") : "peer " + std::to_string(fi_addr);
-    if (pid != 0)
-        s += " (pid " + std::to_string(pid) + " on " + host + ", " + addr.describe() + ")";
-    else
-        s += " (" + addr.describe() + ")";
-    return s;
-}
-
-op* endpoint::new_op()
-{
-    op* o;
-    if (!free_ops_.empty()) {
-        o = free_ops_.back();
-        free_ops_.pop_back();
-        *o = op {};
-    } else {
-        o = new op;
-    }
-    ++ops_live_;
-    return o;
-}
-
-void endpoint::free_op(op* o)
-{
-    --ops_live_;
-    o->owned.reset();
-    if (free_ops_.size() < 1024)
-        free_ops_.push_back(o);
-    else
-        delete o;
 }
 
 } // namespace hashi::fi

@@ -21,11 +21,24 @@ libhashi_fi_la_SOURCES = \
 	src/transport/mr.cpp \
 	src/transport/endpoint.cpp src/transport/endpoint.hpp \
 	src/transport/ep_ops.cpp src/transport/ep_ops.hpp \
-	src/transport/ep_data.cpp \
-	src/transport/ep_frames.cpp \
 	src/transport/stats.cpp \
-	src/transport/engine/connection.cpp \
-	src/transport/engine/handshake.cpp \
+	src/transport/engine/engine.cpp src/transport/engine/engine.hpp \
+	src/transport/engine/send_protocol.cpp \
+	src/transport/engine/completions.cpp src/transport/engine/completions.hpp \
+	src/transport/engine/operations.cpp src/transport/engine/operations.hpp \
+	src/transport/engine/peer_table.cpp src/transport/engine/peer_table.hpp \
+	src/transport/engine/router.cpp src/transport/engine/router.hpp \
+	src/transport/engine/progress.cpp src/transport/engine/progress.hpp \
+	src/transport/path/path.cpp src/transport/path/path.hpp \
+	src/transport/path/path_manager.cpp src/transport/path/path_manager.hpp \
+	src/transport/path/handshake.cpp \
+	src/transport/path/stream_parser.cpp src/transport/path/stream_parser.hpp \
+	src/transport/path/reorder.cpp src/transport/path/reorder.hpp \
+	src/transport/send/tx_frame.hpp \
+	src/transport/send/send_scheduler.cpp src/transport/send/send_scheduler.hpp \
+	src/transport/send/pacer.cpp src/transport/send/pacer.hpp \
+	src/transport/recv/receive_backend.hpp \
+	src/transport/recv/user_backend.cpp src/transport/recv/user_backend.hpp \
 	src/transport/engine/job_key.cpp src/transport/engine/job_key.hpp \
 	src/transport/engine/log_limiter.cpp src/transport/engine/log_limiter.hpp \
 	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \
@@ -55,6 +68,11 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/wire/handshake.cpp \
 	src/transport/engine/job_key.cpp \
 	tests/unit/transport/test_liveness.cpp \
+	tests/unit/transport/test_reorder.cpp \
+	tests/unit/transport/test_send_scheduler.cpp \
+	src/transport/path/reorder.cpp \
+	src/transport/send/send_scheduler.cpp \
+	src/transport/send/pacer.cpp \
 	src/transport/wire/heartbeat.cpp \
 	src/transport/engine/peer_watch.cpp \
 	src/transport/address.cpp

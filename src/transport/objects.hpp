@@ -84,6 +84,14 @@ struct mr_obj {
     std::uint64_t key = 0;
 };
 
+// The one check of an RMA target (a security check: the peer chose key,
+// offset and length): 0 with `region` set when the region with `key`
+// exists, allows `access` (FI_REMOTE_READ or FI_REMOTE_WRITE) and holds
+// [offset, offset + len); otherwise -FI_EKEYREJECTED, -FI_EACCES or
+// -FI_EINVAL.
+int check_region(const domain_obj& domain, std::uint64_t key, std::uint64_t access, std::uint64_t offset,
+    std::uint64_t len, mr_obj*& region) noexcept;
+
 // Constructors used by the ops tables of the parent objects.
 int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context);
 int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context);

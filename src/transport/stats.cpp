@@ -3,7 +3,8 @@
 // one file there when it closes: a line per peer with bytes and messages each
 // way, the deepest its unexpected queue got, rendezvous and RMA counts, and
 // TCP retransmissions from TCP_INFO. `hashi-info --stats DIR` sums them up.
-#include "transport/endpoint.hpp"
+#include "transport/engine/engine.hpp"
+#include "transport/path/path.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -18,32 +19,35 @@
 
 namespace hashi::fi {
 
-void endpoint::write_stats() const
+void engine::write_stats() const
 {
     const char* dir = std::getenv("FI_HASHI_STATS_DIR");
     if (dir == nullptr || *dir == '\0')
         return;
-    const std::string path = std::string(dir) + "/" + host_ + "." + std::to_string(getpid()) + ".stats";
-    FILE* f = std::fopen(path.c_str(), "w");
+    const std::string file = std::string(dir) + "/" + self_.host + "." + std::to_string(getpid()) + ".stats";
+    FILE* f = std::fopen(file.c_str(), "w");
     if (f == nullptr) {
-        log_warn("FI_HASHI_STATS_DIR: cannot write %s: %s", path.c_str(), std::strerror(errno));
+        log_warn("FI_HASHI_STATS_DIR: cannot write %s: %s", file.c_str(), std::strerror(errno));
         return;
     }
-    std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_addr_.describe().c_str(), static_cast<int>(getpid()),
-        host_.c_str());
+    std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_.addr.describe().c_str(), static_cast<int>(getpid()),
+        self_.host.c_str());
     std::fprintf(f,
         "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
         "tcp_retransmits\n");
-    for (const auto& [key, p] : peers_) {
+    peers_.for_each([&](const peer& pr) {
+        const peer* p = &pr;
         const auto& s = p->stats;
         if (s.tx_msgs + s.rx_msgs + s.rma_ops == 0 && s.tx_bytes + s.rx_bytes == 0)
-            continue;
+            return;
         unsigned retrans = 0;
-        if (p->conn != nullptr && p->conn->fd >= 0 && !p->is_self) {
+        for (const path* c : p->paths) {
+            if (c->fd() < 0 || p->is_self)
+                continue;
             tcp_info ti {};
             socklen_t len = sizeof ti;
-            if (::getsockopt(p->conn->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
-                retrans = ti.tcpi_total_retrans;
+            if (::getsockopt(c->fd(), IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+                retrans += ti.tcpi_total_retrans;
         }
         std::fprintf(f, "%s %s %u %llu %llu %llu %llu %llu %llu %llu %u\n",
             p->is_self ? "self" : (p->fi_addr == FI_ADDR_NOTAVAIL ? "?" : std::to_string(p->fi_addr).c_str()),
@@ -51,7 +55,7 @@ void endpoint::write_stats() const
             static_cast<unsigned long long>(s.tx_msgs), static_cast<unsigned long long>(s.rx_bytes),
             static_cast<unsigned long long>(s.rx_msgs), static_cast<unsigned long long>(s.unexpected_max),
             static_cast<unsigned long long>(s.rendezvous), static_cast<unsigned long long>(s.rma_ops), retrans);
-    }
+    });
     std::fclose(f);
 }
 

@@ -6,8 +6,9 @@
 // Progress thread only (called from endpoint::progress), so it reads the
 // provider state without locks; only liveness_monitor's own members are
 // shared with the liveness thread.
-#include "transport/endpoint.hpp"
-#include "transport/engine/liveness.hpp"
+#include "transport/engine/engine.hpp"
+#include "transport/objects.hpp"
+#include "transport/path/path.hpp"
 
 #include <algorithm>
 
@@ -19,7 +20,7 @@ namespace {
 constexpr std::uint64_t scan_period_ns = 200'000'000ull;
 } // namespace
 
-void endpoint::liveness_progress()
+void engine::liveness_progress()
 {
     if (liveness_ == nullptr)
         return;
@@ -35,30 +36,28 @@ void endpoint::liveness_progress()
     liveness_->publish(waited_peers());
 }
 
-void endpoint::apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why)
+void engine::apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why)
 {
-    auto it = peers_.find(key);
-    if (it == peers_.end()) {
+    peer* p = peers_.find(key);
+    if (p == nullptr) {
         // Waited on by a directed receive only, never sent to: make the peer
-        // now so that fail_peer ends that receive.
+        // now so that failing it ends that receive.
         const auto a = endpoint_address::decode(key.data(), key.size());
         if (!a)
             return;
-        peer& p = peer_by_address(*a);
-        fail_peer(p, why);
-        return;
+        p = &peers_.by_address(*a);
     }
-    fail_peer(*it->second, why);
+    peers_.fail(*p, why, closing_);
 }
 
-std::vector<liveness_monitor::watched_peer> endpoint::waited_peers() const
+std::vector<liveness_monitor::watched_peer> engine::waited_peers() const
 {
     std::vector<liveness_monitor::watched_peer> out;
     auto add = [&](const endpoint_address& a, const peer* p) {
         if (p != nullptr && (p->is_self || p->failed))
             return;
         const auto key = p != nullptr ? p->key : a.encode();
-        if (key == self_key_ || std::any_of(out.begin(), out.end(), [&](const auto& w) { return w.key == key; }))
+        if (key == self_.key || std::any_of(out.begin(), out.end(), [&](const auto& w) { return w.key == key; }))
             return;
         liveness_monitor::watched_peer w;
         w.key = key;
@@ -71,27 +70,29 @@ std::vector<liveness_monitor::watched_peer> endpoint::waited_peers() const
     };
     // A receive directed at one source waits on it (wildcards wait on
     // nobody in particular, so they are not counted).
-    for (const auto& [ctx, o] : posted_) {
-        if (o->k != op::kind::recv || o->addr == FI_ADDR_UNSPEC)
-            continue;
-        if (o->addr < by_index_.size() && by_index_[o->addr] != nullptr)
-            add(by_index_[o->addr]->addr, by_index_[o->addr]);
-        else if (av_ != nullptr && o->addr < av_->entries.size())
-            add(av_->entries[o->addr], nullptr);
+    std::vector<fi_addr_t> sources;
+    backend_->directed_sources(sources);
+    for (fi_addr_t s : sources) {
+        if (const peer* p = peers_.at_index(s))
+            add(p->addr, p);
+        else if (b_.av != nullptr && s < b_.av->entries.size())
+            add(b_.av->entries[s], nullptr);
     }
     // Rendezvous waiting for CTS or data, RMA waiting for its answer.
-    for (const auto* m : {&rdv_sends_, &rdv_recvs_, &rma_ops_})
-        for (const auto& [id, o] : *m)
-            if (o->p != nullptr)
-                add(o->p->addr, o->p);
+    ops_.for_each_waiting([&](const op& o) {
+        if (o.p != nullptr)
+            add(o.p->addr, o.p);
+    });
     // Bytes for it not yet sent or not yet acknowledged, or a connection
     // still being made.
-    for (const auto& [k, p] : peers_) {
-        if (p->is_self || p->failed)
-            continue;
-        if (!p->txq.empty() || p->dialing != nullptr || (p->conn != nullptr && unsent_bytes(*p->conn) > 0))
-            add(p->addr, p.get());
-    }
+    peers_.for_each([&](const peer& p) {
+        if (p.is_self || p.failed)
+            return;
+        const path* c = router_.path_for(p);
+        if (!p.sched.empty() || p.dialing != nullptr || p.redial_pending ||
+            (c != nullptr && (!c->wq.empty() || c->unsent_bytes() > 0)))
+            add(p.addr, &p);
+    });
     return out;
 }
 

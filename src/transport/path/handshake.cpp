@@ -32,17 +32,17 @@
 // process's descriptors. A connector whose connection is closed during the
 // handshake (evicted in a flood, or the peer's accept queue overflowed)
 // dials again a few times before it gives up on the peer.
-#include "transport/endpoint.hpp"
+#include "transport/path/path_manager.hpp"
 
-#include <sys/epoll.h>
-#include <unistd.h>
-
-#include <type_traits>
-#include <variant>
+#include "transport/common.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <type_traits>
+#include <variant>
 
 namespace hashi::fi {
 
@@ -50,6 +50,8 @@ namespace {
 
 constexpr int max_redials = 5;
 constexpr std::uint64_t first_redial_delay_ns = 50'000'000ull; // doubles each time
+// How often accepted paths are checked against their deadline.
+constexpr std::uint64_t expiry_period_ns = 100'000'000ull;
 
 template <class Msg> void append_handshake(std::vector<std::uint8_t>& out, wire::frame_type t, const Msg& m)
 {
@@ -80,44 +82,43 @@ wire::identity own_identity(const std::string& host)
 
 } // namespace
 
-void endpoint::send_hello(connection& c)
+void path_manager::send_hello(path& c)
 {
-    c.hs.job_id = job_id_;
-    c.hs.connector = self_key_;
+    c.hs.job_id = self_.job_id;
+    c.hs.connector = self_.key;
     c.hs.acceptor = c.p->key;
     c.hs.connector_nonce = fresh_nonce();
     wire::hello h;
-    h.from = self_key_;
+    h.from = self_.key;
     h.to = c.p->key;
     h.connector_nonce = c.hs.connector_nonce;
     append_handshake(c.hs_out, wire::frame_type::hello, h);
-    c.st = connection::state::await_challenge;
-    if (flush_handshake(c))
-        arm_write(c, false);
+    c.st = path::state::await_challenge;
+    flush_handshake(c);
 }
 
-bool endpoint::expected_handshake_frame(const connection& c, wire::frame_type t) const noexcept
+bool path_manager::expected_handshake_frame(const path& c, wire::frame_type t) const noexcept
 {
     switch (c.st) {
-    case connection::state::await_hello:
+    case path::state::await_hello:
         return t == wire::frame_type::hello;
-    case connection::state::await_challenge:
+    case path::state::await_challenge:
         return t == wire::frame_type::challenge;
-    case connection::state::await_proof:
+    case path::state::await_proof:
         return t == wire::frame_type::proof;
-    case connection::state::open:
-        return c.ack_pending ? t == wire::frame_type::hello_ack : !wire::is_handshake(t);
+    case path::state::open:
+        return c.ack_pending && t == wire::frame_type::hello_ack;
     default:
         return false;
     }
 }
 
-void endpoint::on_handshake_frame(connection& c, const wire::frame_header& h, const std::uint8_t* payload)
+void path_manager::on_handshake_frame(path& c, const wire::frame_header& h, const std::uint8_t* payload)
 {
     const std::size_t n = h.length;
     auto bad = [&](const wire::decode_error& e) {
-        if (c.outgoing)
-            connection_failed(c, "bad handshake from the peer: " + e.reason);
+        if (c.outgoing())
+            failed(c, "bad handshake from the peer: " + e.reason);
         else
             refuse(c, e.reason.c_str());
     };
@@ -135,105 +136,104 @@ void endpoint::on_handshake_frame(connection& c, const wire::frame_header& h, co
     };
     switch (h.type) {
     case wire::frame_type::hello:
-        return run(wire::decode_hello(payload, n), &endpoint::on_hello);
+        return run(wire::decode_hello(payload, n), &path_manager::on_hello);
     case wire::frame_type::challenge:
-        return run(wire::decode_challenge(payload, n), &endpoint::on_challenge);
+        return run(wire::decode_challenge(payload, n), &path_manager::on_challenge);
     case wire::frame_type::proof:
-        return run(wire::decode_proof(payload, n), &endpoint::on_proof);
+        return run(wire::decode_proof(payload, n), &path_manager::on_proof);
     case wire::frame_type::hello_ack:
-        return run(wire::decode_hello_ack(payload, n), &endpoint::on_hello_ack);
+        return run(wire::decode_hello_ack(payload, n), &path_manager::on_hello_ack);
     default:
         return bad(wire::decode_error {"not a handshake frame"});
     }
 }
 
-void endpoint::refuse(connection& c, const char* why)
+void path_manager::refuse(path& c, const char* why)
 {
-    refusals_.warn("refused a connection from %s: %s", remote_of(c.fd).c_str(), why);
-    close_connection(c);
+    refusals_.warn("refused a connection from %s: %s", remote_of(c.fd()).c_str(), why);
+    close(c);
 }
 
 // Acceptor: nothing is known about the connector yet.
-void endpoint::on_hello(connection& c, const wire::hello& h)
+void path_manager::on_hello(path& c, const wire::hello& h)
 {
-    if (h.to != self_key_)
+    if (h.to != self_.key)
         return refuse(c, "it asked for another endpoint (a stale address, or not a process of this job)");
-    if (h.from == self_key_)
+    if (h.from == self_.key)
         return refuse(c, "it claims this endpoint's own address");
-    c.hs.job_id = job_id_;
+    c.hs.job_id = self_.job_id;
     c.hs.connector = h.from;
-    c.hs.acceptor = self_key_;
+    c.hs.acceptor = self_.key;
     c.hs.connector_nonce = h.connector_nonce;
     c.hs.acceptor_nonce = fresh_nonce();
     // Look the claimed peer up without creating it: a stranger must not be
     // able to grow the peer table.
     c.hs.status = wire::hello_status::ok;
-    if (auto it = peers_.find(h.from); it != peers_.end()) {
-        const peer& p = *it->second;
-        if (p.conn != nullptr || p.failed || (p.dialing != nullptr && self_key_ < p.key))
+    if (const peer* p = peers_.find(h.from)) {
+        if (p->connected() || p->failed || (p->dialing != nullptr && self_.key < p->key))
             c.hs.status = wire::hello_status::duplicate;
     }
     wire::challenge ch;
     ch.acceptor_nonce = c.hs.acceptor_nonce;
     ch.status = c.hs.status;
-    ch.acceptor_mac = key_->acceptor_mac(c.hs);
+    ch.acceptor_mac = key_.acceptor_mac(c.hs);
     append_handshake(c.hs_out, wire::frame_type::challenge, ch);
-    c.st = connection::state::await_proof;
+    c.st = path::state::await_proof;
     flush_handshake(c);
 }
 
 // Connector: the acceptor must prove it holds the key, for the address we
 // wanted, before it learns anything about us.
-void endpoint::on_challenge(connection& c, const wire::challenge& ch)
+void path_manager::on_challenge(path& c, const wire::challenge& ch)
 {
     peer& p = *c.p;
     c.hs.acceptor_nonce = ch.acceptor_nonce;
     c.hs.status = ch.status;
-    if (!same_mac(ch.acceptor_mac, key_->acceptor_mac(c.hs))) {
-        connection_failed(c,
+    if (!same_mac(ch.acceptor_mac, key_.acceptor_mac(c.hs))) {
+        failed(c,
             "the process that answered at " + p.addr.describe() +
                 " could not prove it belongs to this job (a process of another job on a reused port, or a stranger)" +
-                (key_->is_random() ? "; this process has no job key (HASHI_JOB_KEY): start the job with Hashi's mpiexec"
-                                   : ""));
+                (key_.is_random() ? "; this process has no job key (HASHI_JOB_KEY): start the job with Hashi's mpiexec"
+                                  : ""));
         return;
     }
     p.redials = 0;
-    if (ch.status == wire::hello_status::duplicate || p.conn != nullptr) {
+    if (ch.status == wire::hello_status::duplicate || p.connected()) {
         // The peer's own connection to us carries the traffic; our queue
         // waits for it.
-        c.p = nullptr;
         if (p.dialing == &c)
             p.dialing = nullptr;
-        close_connection(c);
+        c.p = nullptr;
+        close(c);
         return;
     }
     wire::proof pr;
-    pr.connector_mac = key_->connector_mac(c.hs);
-    pr.who = own_identity(host_);
+    pr.connector_mac = key_.connector_mac(c.hs);
+    pr.who = own_identity(self_.host);
     append_handshake(c.hs_out, wire::frame_type::proof, pr);
     c.ack_pending = true;
     // Our frames may follow the proof at once: the acceptor reads them only
     // after the proof checked.
-    attach(p, c);
+    open(p, c);
 }
 
 // Acceptor: the connector proved it holds the key and is `from`.
-void endpoint::on_proof(connection& c, const wire::proof& pr)
+void path_manager::on_proof(path& c, const wire::proof& pr)
 {
-    if (!same_mac(pr.connector_mac, key_->connector_mac(c.hs)))
+    if (!same_mac(pr.connector_mac, key_.connector_mac(c.hs)))
         return refuse(c, "it could not prove it belongs to this job");
     const auto from = endpoint_address::decode(c.hs.connector.data(), c.hs.connector.size());
     if (c.hs.status == wire::hello_status::duplicate) {
         // We told it to drop this connection; a connector that goes on anyway
         // breaks the protocol.
         log_warn("closed a duplicate connection from %s that was used after it was refused", from->describe().c_str());
-        close_connection(c);
+        close(c);
         return;
     }
-    peer& p = peer_by_address(*from);
-    if (p.conn != nullptr || p.failed) {
+    peer& p = peers_.by_address(*from);
+    if (p.connected() || p.failed) {
         log_warn("closed a second connection from %s", p.describe().c_str());
-        close_connection(c);
+        close(c);
         return;
     }
     p.host = pr.who.host;
@@ -241,107 +241,111 @@ void endpoint::on_proof(connection& c, const wire::proof& pr)
     if (p.dialing != nullptr) {
         // Both connected at once and theirs wins (we said so in the
         // challenge): drop ours before it carries anything.
-        connection* mine = p.dialing;
+        path* mine = p.dialing;
         p.dialing = nullptr;
         mine->p = nullptr;
-        close_connection(*mine);
+        close(*mine);
     }
     wire::hello_ack ack;
-    ack.who = own_identity(host_);
+    ack.who = own_identity(self_.host);
     append_handshake(c.hs_out, wire::frame_type::hello_ack, ack);
-    if (!flush_handshake(c) && c.st == connection::state::closed)
+    --handshakes_inbound_;
+    c.st = path::state::open; // no longer counted as an inbound handshake
+    if (!flush_handshake(c) && c.st == path::state::closed)
         return;
-    attach(p, c);
+    open(p, c);
 }
 
-void endpoint::on_hello_ack(connection& c, const wire::hello_ack& a)
+void path_manager::on_hello_ack(path& c, const wire::hello_ack& a)
 {
     c.ack_pending = false;
     c.p->host = a.who.host;
     c.p->pid = a.who.pid;
 }
 
+void path_manager::open(peer& p, path& c)
+{
+    c.p = &p;
+    c.st = path::state::open;
+    p.paths.push_back(&c);
+    if (p.dialing == &c)
+        p.dialing = nullptr;
+    HASHI_DEBUG("connected to %s", p.describe().c_str());
+    up_.path_open(p, c);
+}
+
 // A connection ended before its handshake was done.
-void endpoint::handshake_closed(connection& c, const std::string& why)
+void path_manager::handshake_closed(path& c, const std::string& why)
 {
     peer* p = c.p;
-    const bool ours = c.outgoing && p != nullptr && p->dialing == &c;
+    const bool ours = c.outgoing() && p != nullptr && p->dialing == &c;
     if (!ours) {
-        // A connection that lost a simultaneous connect, or a stranger.
+        // A connection that lost a simultaneous connect, or a stranger; or
+        // an open path whose hello_ack never came.
+        if (p != nullptr && c.st == path::state::open) {
+            failed(c, "the connection closed during the handshake (" + why + ")");
+            return;
+        }
         if (p != nullptr && p->dialing == &c)
             p->dialing = nullptr;
         c.p = nullptr;
-        close_connection(c);
+        close(c);
         return;
     }
-    if (c.st == connection::state::await_challenge && p->redials < max_redials && !closing_) {
+    if (c.st == path::state::await_challenge && p->redials < max_redials && !closing_) {
         // Closed before the acceptor answered: it may have evicted us in a
         // flood of strangers, or its accept queue overflowed. Try again.
-        close_connection(c);
-        p->redial_at_ns = monotonic_ns() + (first_redial_delay_ns << p->redials);
-        ++p->redials;
-        redial_wait_.push_back(p);
+        close(c);
+        schedule_redial(*p);
         HASHI_DEBUG("connection to %s closed during the handshake (%s); dialing again", p->describe().c_str(),
             why.c_str());
         return;
     }
-    connection_failed(c,
+    failed(c,
         "the connection closed during the handshake (" + why +
             "): the process at that address is gone, or is not a process of this job");
 }
 
-bool endpoint::redial_due(std::uint64_t now)
+void path_manager::schedule_redial(peer& p)
 {
-    bool dialed = false;
-    std::erase_if(redial_wait_, [&](peer* p) {
-        if (p->failed || p->conn != nullptr || p->dialing != nullptr)
-            return true;
-        if (now < p->redial_at_ns)
-            return false;
-        dial(*p);
-        dialed = true;
-        return true;
+    p.redial_pending = true;
+    const std::uint64_t at = monotonic_ns() + (first_redial_delay_ns << p.redials);
+    ++p.redials;
+    // Peers live as long as the endpoint, so the timer may hold a pointer.
+    loop_.at(at, [this, pp = &p] {
+        if (!pp->redial_pending)
+            return;
+        pp->redial_pending = false;
+        if (!pp->failed && !pp->connected() && pp->dialing == nullptr && !closing_)
+            dial(*pp);
     });
-    return dialed;
 }
 
-void endpoint::evict_stale_handshakes(std::uint64_t now, bool make_room)
+void path_manager::expire_handshakes()
 {
-    connection* oldest = nullptr;
-    for (auto& c : conns_) {
-        const bool inbound_pending = !c->outgoing &&
-            (c->st == connection::state::await_hello || c->st == connection::state::await_proof);
-        if (!inbound_pending)
-            continue;
-        if (now >= c->hs_deadline_ns) {
+    const std::uint64_t now = monotonic_ns();
+    for (auto& c : paths_) {
+        const bool inbound_pending =
+            !c->outgoing() && (c->st == path::state::await_hello || c->st == path::state::await_proof);
+        if (inbound_pending && now >= c->hs_deadline_ns)
             refuse(*c, "it did not finish its handshake in time");
-            continue;
-        }
-        if (oldest == nullptr || c->hs_deadline_ns < oldest->hs_deadline_ns)
+    }
+    expiry_timer_ = handshakes_inbound_ > 0;
+    if (expiry_timer_)
+        loop_.at(now + expiry_period_ns, [this] { expire_handshakes(); });
+}
+
+void path_manager::evict_oldest_handshake()
+{
+    path* oldest = nullptr;
+    for (auto& c : paths_) {
+        const bool inbound_pending =
+            !c->outgoing() && (c->st == path::state::await_hello || c->st == path::state::await_proof);
+        if (inbound_pending && (oldest == nullptr || c->hs_deadline_ns < oldest->hs_deadline_ns))
             oldest = c.get();
     }
-    if (make_room && oldest != nullptr && handshakes_inbound_ >= max_inbound_handshakes)
+    if (oldest != nullptr)
         refuse(*oldest, "too many connections are in their handshake at once; the oldest is closed");
-}
-
-bool endpoint::timers_due(std::uint64_t now)
-{
-    bool moved = false;
-    if (listen_paused_ && now >= listen_resume_ns_) {
-        epoll_event ev {};
-        ev.events = EPOLLIN;
-        ev.data.ptr = nullptr;
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
-        listen_paused_ = false;
-        moved = true;
-    }
-    if (handshakes_inbound_ > 0 && now >= handshake_check_ns_) {
-        handshake_check_ns_ = now + 100'000'000ull;
-        evict_stale_handshakes(now, false);
-    }
-    if (!redial_wait_.empty() && redial_due(now))
-        moved = true;
-    return moved;
 }
 
 } // namespace hashi::fi

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The engine's wiring, its progress round, path events, writing, failures
+// and close (engine.hpp). The send protocol is in send_protocol.cpp.
+#include "transport/engine/engine.hpp"
+
+#include "transport/common.hpp"
+#include "transport/objects.hpp"
+#include "transport/recv/user_backend.hpp"
+
+#include <chrono>
+
+namespace hashi::fi {
+
+namespace {
+// A path's write queue holds at most this much committed but unwritten
+// data beyond the frame being written: control frames overtake the rest.
+constexpr std::size_t commit_window_bytes = 256 * 1024;
+constexpr std::size_t commit_window_frames = 48;
+} // namespace
+
+engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_multi_recv, const engine_settings& s,
+    const endpoint_identity& self, job_key key, int listen_fd, std::optional<liveness_settings> live, int udp_fd,
+    wan_pacing pacing)
+    : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)), peers_(s.chunk_size),
+      router_(self.addr), done_(b_, ops_),
+      backend_(std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv)),
+      paths_(loop_, peers_, router_, key_, self_, *this, *this), pacing_(pacing)
+{
+    peers_.add_listener(this);
+    peers_.add_listener(backend_.get());
+    paths_.listen(listen_fd);
+    paths_.setup_self(peers_.add_self(self_.addr));
+    if (live && live->enabled())
+        liveness_ = std::make_unique<liveness_monitor>(*live, key_.material(), self_.addr.nonce, udp_fd);
+}
+
+engine::~engine() = default;
+
+bool engine::progress()
+{
+    bool moved = loop_.poll();
+    if (backend_->poll())
+        moved = true;
+    paths_.reap();
+    liveness_progress(); // waiting.cpp
+    return moved;
+}
+
+ssize_t engine::post_recv(const recv_request& r)
+{
+    if (r.flags & FI_PEEK)
+        progress();
+    return backend_->post(r);
+}
+
+void engine::on_av_insert(fi_addr_t index, const endpoint_address& a)
+{
+    // It connected to us before we knew it (dynamic processes): what it
+    // sent so far is renumbered so directed receives can match it.
+    if (peer* p = peers_.on_av_insert(index, a))
+        backend_->renumber(*p);
+}
+
+// ---- paths -----------------------------------------------------------------
+
+void engine::on_path_events(path& c, std::uint32_t events)
+{
+    if (c.st == path::state::closed)
+        return;
+    if (c.st != path::state::open) {
+        paths_.handshake_events(c, events);
+        return;
+    }
+    if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
+        if (c.attached)
+            backend_->on_readable(c);
+        else
+            paths_.handshake_events(c, EPOLLIN); // the connector's hello_ack
+    }
+    if (c.st == path::state::closed || (events & EPOLLOUT) == 0)
+        return;
+    if (!c.hs_out.empty()) {
+        std::string err;
+        if (!c.flush_handshake(err)) {
+            if (!err.empty())
+                path_failed(c, err);
+            return;
+        }
+    }
+    if (c.p != nullptr && router_.path_for(*c.p) == &c)
+        flush(*c.p); // arms EPOLLOUT again itself while bytes are left
+    else
+        c.want_write(false);
+}
+
+void engine::path_open(peer& p, path& /*c*/)
+{
+    flush(p);
+}
+
+void engine::path_readable(path& c)
+{
+    backend_->attach(c);
+    backend_->on_readable(c);
+}
+
+void engine::path_failed(path& c, const std::string& why)
+{
+    peer* p = c.p;
+    paths_.close(c);
+    if (p != nullptr)
+        peers_.fail(*p, why, closing_);
+}
+
+void engine::path_ended(path& c)
+{
+    peer* p = c.p;
+    paths_.close(c);
+    // Anything still queued for it cannot be delivered.
+    if (p != nullptr && !closing_ && (!p->sched.empty() || !c.wq.empty()))
+        peers_.fail(*p, "the peer closed its endpoint with messages for it still queued", closing_);
+}
+
+// ---- writing ---------------------------------------------------------------
+
+void engine::frame_written(peer& p, tx_frame& f)
+{
+    p.stats.tx_bytes += f.h.length;
+    if (f.ends_entry)
+        --tx_queued_;
+    if (f.done != nullptr)
+        done_.send_done(*f.done);
+}
+
+bool engine::flush(peer& p)
+{
+    path* c = router_.path_for(p);
+    if (c == nullptr || c->st != path::state::open)
+        return false;
+    // Handshake bytes (the proof, the hello_ack) go before any frame.
+    if (!c->hs_out.empty()) {
+        std::string err;
+        if (!c->flush_handshake(err)) {
+            if (!err.empty())
+                path_failed(*c, err);
+            return false;
+        }
+    }
+    // The pacer hook: the kernel's pacing rate follows the collectives'
+    // WAN share on paths that cross the WAN; user-space pacing (a token
+    // bucket) plugs in here.
+    if (pacing_.enabled() && router_.crosses_wan(p))
+        pacing_.apply(c->fd(), c->pacing_generation);
+    pacer& pace = no_pacing_;
+    bool moved = false;
+    for (;;) {
+        const std::size_t committed = c->committed_bytes();
+        if (committed < commit_window_bytes)
+            c->commit(p.sched.commit(c->wq, commit_window_frames, commit_window_bytes - committed, p.tx_seq));
+        if (c->wq.empty()) {
+            c->want_write(false);
+            return moved;
+        }
+        std::string err;
+        const std::uint64_t now = monotonic_ns();
+        const auto r = c->write(pace, now, err, [&](tx_frame& f) {
+            moved = true;
+            frame_written(p, f);
+        });
+        switch (r) {
+        case path::write_result::done:
+            continue; // commit what is left
+        case path::write_result::blocked:
+            return moved;
+        case path::write_result::paced:
+            if (!p.pace_wait) {
+                p.pace_wait = true;
+                loop_.at(pace.ready_at(now), [this, pp = &p] {
+                    pp->pace_wait = false;
+                    if (!pp->failed)
+                        flush(*pp);
+                });
+            }
+            return moved;
+        case path::write_result::failed:
+            path_failed(*c, err);
+            return moved;
+        }
+    }
+}
+
+// ---- failures --------------------------------------------------------------
+
+void engine::peer_failed(peer& p)
+{
+    // Every operation that needs this peer ends with an error completion:
+    // MPICH then reports the failure instead of waiting forever.
+    auto drop_path = [&](path* c) {
+        for (auto& f : c->wq) {
+            if (f.ends_entry)
+                --tx_queued_;
+            if (f.done != nullptr)
+                done_.error(*f.done, FI_EIO);
+        }
+        c->wq.clear();
+        paths_.close(*c);
+    };
+    while (!p.paths.empty())
+        drop_path(p.paths.front());
+    if (p.dialing != nullptr)
+        paths_.close(*p.dialing);
+    p.redial_pending = false;
+    tx_queued_ -= p.sched.drop([&](op* o) { done_.error(*o, FI_EIO); });
+    for (op* o : ops_.waiting_on(&p)) {
+        if (o->wait == op::waits::rma)
+            done_.rma_done(*o, -FI_EIO);
+        else
+            done_.error(*o, FI_EIO);
+    }
+}
+
+// ---- close -----------------------------------------------------------------
+
+bool engine::any_queued() const
+{
+    bool queued = false;
+    peers_.for_each([&](const peer& p) {
+        if (!p.failed && (!p.sched.empty() || p.dialing != nullptr || p.redial_pending ||
+                             (!p.paths.empty() && !p.paths.front()->wq.empty())))
+            queued = true;
+    });
+    if (queued)
+        return true;
+    // Rendezvous sends and RMA still waiting for their peer.
+    ops_.for_each_waiting([&](const op& o) {
+        if (o.p != nullptr && !o.p->failed)
+            queued = true;
+    });
+    return queued;
+}
+
+void engine::drain_and_close()
+{
+    closing_ = true;
+    paths_.set_closing();
+    // MPICH does not barrier before closing, so the last eager messages
+    // may still sit in our queues: deliver them, then tell every peer we
+    // are done and wait (bounded) until each has told us the same, so
+    // none of their last messages to us is cut off either.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(settings_.close_timeout_s);
+    while (any_queued() && std::chrono::steady_clock::now() < deadline)
+        if (!progress())
+            domain_.progress();
+    peers_.for_each([&](const peer& cp) {
+        auto& p = const_cast<peer&>(cp);
+        if (p.connected() && !p.failed && !p.is_self) {
+            queue_control(p, wire::frame_type::bye, 0, 0, 0);
+            flush(p);
+        }
+    });
+    // Then wait until every peer has our bytes (nothing left in the
+    // kernel's send queue) and has gone quiet or said goodbye too:
+    // closing a socket with unread data sends a reset, which can destroy
+    // what the peer has not read yet.
+    auto last_rx = std::chrono::steady_clock::now();
+    for (;;) {
+        if (progress())
+            last_rx = std::chrono::steady_clock::now();
+        bool all_done = true, all_acked = true;
+        paths_.for_each_path([&](const path& c) {
+            if (c.st != path::state::open || c.rx_only || c.p == nullptr || c.p->failed || c.p->is_self)
+                return;
+            if (!c.bye_received && !c.eof)
+                all_done = false;
+            if (c.unsent_bytes() > 0 || !c.wq.empty() || !c.p->sched.empty())
+                all_acked = false;
+        });
+        const auto now = std::chrono::steady_clock::now();
+        if (all_done && all_acked)
+            break;
+        if (all_acked && now - last_rx > std::chrono::milliseconds(200))
+            break;
+        if (now >= deadline) {
+            log_warn("closing the endpoint after %llu s although peers have not received everything; their "
+                     "last messages from this process may be lost",
+                static_cast<unsigned long long>(settings_.close_timeout_s));
+            break;
+        }
+    }
+    write_stats();
+}
+
+} // namespace hashi::fi

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The engine of one endpoint: the transport below the libfabric facade
+// (endpoint.hpp), put together from its layers and driving them.
+//
+//   endpoint (facade)      libfabric objects and ops tables only
+//   engine                 this file: the send protocol (eager, rendezvous,
+//                          RMA: engine/send_protocol.cpp), the answers to
+//                          control frames, failure fan-out, close
+//   peer_table             peers, identities, failure listeners
+//   router                 how a peer is reached, which path a frame takes
+//   send_scheduler         per peer: control lane, message and data lanes,
+//                          cursors over large transfers
+//   path_manager, path     TCP connections: connect, accept, handshake,
+//                          vectored writes through the pacer hook
+//   receive_backend        reading, ordering, matching, delivery
+//                          (user_backend today; o2g next)
+//   progress_loop          one epoll set and the timers
+//
+// Everything runs on the application's thread inside libfabric calls
+// (FI_THREAD_DOMAIN, manual progress), so nothing here is locked. The one
+// other thread, the liveness thread (engine/liveness.hpp), owns only its
+// liveness_monitor and never touches the engine's state.
+#pragma once
+
+#include "transport/engine/completions.hpp"
+#include "transport/engine/job_key.hpp"
+#include "transport/engine/liveness.hpp"
+#include "transport/engine/operations.hpp"
+#include "transport/engine/peer_table.hpp"
+#include "transport/engine/progress.hpp"
+#include "transport/engine/router.hpp"
+#include "transport/engine/wan_pacing.hpp"
+#include "transport/path/path_manager.hpp"
+#include "transport/recv/receive_backend.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hashi::fi {
+
+struct domain_obj;
+
+struct engine_settings {
+    std::uint64_t job_id = 0;
+    std::uint16_t cluster_id = 0;
+    std::size_t eager_limit = 32768; // FI_HASHI_EAGER_SIZE
+    std::size_t chunk_size = 1 << 20; // FI_HASHI_CHUNK_SIZE
+    std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
+};
+
+class engine final : public path_owner,
+                     public path_events,
+                     public receive_events,
+                     public peer_failure_listener {
+public:
+    // Takes the bound listening socket, and the liveness thread's UDP socket
+    // (-1 when liveness is off).
+    engine(domain_obj& domain, const bindings& b, const std::size_t& min_multi_recv, const engine_settings& s,
+        const endpoint_identity& self, job_key key, int listen_fd, std::optional<liveness_settings> live,
+        int udp_fd, wan_pacing pacing);
+    ~engine();
+    engine(const engine&) = delete;
+    engine& operator=(const engine&) = delete;
+
+    // Data operations (send_protocol.cpp; receives go to the backend).
+    // Return 0, or a negative FI_E* code; -FI_EAGAIN when the send queues
+    // are full.
+    ssize_t post_send(const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t tag, std::uint64_t data,
+        bool has_data, bool tagged, bool inject, bool completion, void* context);
+    ssize_t post_recv(const recv_request& r);
+    ssize_t cancel(void* context) { return backend_->cancel(context); }
+    ssize_t post_rma(op::kind k, const iovec* iov, std::size_t count, fi_addr_t peer_addr, std::uint64_t raddr,
+        std::uint64_t key, bool inject, bool completion, void* context);
+
+    bool progress();
+    void on_av_insert(fi_addr_t index, const endpoint_address& a);
+    // Delivers what is queued and says goodbye, bounded by the close timeout.
+    void drain_and_close();
+    void write_stats() const; // stats.cpp
+
+    const endpoint_identity& self() const noexcept { return self_; }
+    bool random_key() const noexcept { return key_.is_random(); }
+
+    // path_owner
+    void on_path_events(path& c, std::uint32_t events) override;
+    // path_events
+    void path_open(peer& p, path& c) override;
+    void path_readable(path& c) override;
+    void path_failed(path& c, const std::string& why) override;
+    // receive_events
+    bool control_frame(path& via, peer& from, const wire::frame_header& h) override;
+    void rma_write_landed(peer& from, const wire::frame_header& h, int status) override;
+    void clear_to_send(peer& to, std::uint64_t sender_op, std::uint64_t receiver_op, std::uint64_t bytes) override;
+    void rma_read_done(op& o) override;
+    void path_ended(path& c) override;
+    bool closing() const noexcept override { return closing_; }
+    // peer_failure_listener: the send side and the operations waiting on it.
+    void peer_failed(peer& p) override;
+
+private:
+    peer* admit(const iovec* iov, std::size_t count, fi_addr_t dest, bool inject, std::size_t& len, ssize_t& err);
+    void queue(peer& p, send_scheduler::lane l, tx_frame&& f);
+    void queue(peer& p, send_scheduler::lane l, transfer&& t);
+    void queue_control(peer& p, wire::frame_type type, std::uint64_t a, std::uint64_t b, std::uint64_t c);
+    // Commits the peer's queued frames to its path and writes them.
+    bool flush(peer& p);
+    void frame_written(peer& p, tx_frame& f);
+    bool any_queued() const;
+    bool everything_acknowledged() const;
+
+    // Liveness (waiting.cpp): publish the peers this endpoint waits on, fail
+    // those the liveness thread found silent.
+    void liveness_progress();
+    void apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why);
+    std::vector<liveness_monitor::watched_peer> waited_peers() const;
+
+    domain_obj& domain_;
+    const bindings& b_;
+    const engine_settings settings_;
+    const endpoint_identity self_;
+    const job_key key_;
+    progress_loop loop_;
+    peer_table peers_;
+    router router_;
+    operations ops_;
+    completions done_;
+    std::unique_ptr<receive_backend> backend_;
+    path_manager paths_;
+    wan_pacing pacing_;
+    no_pacer no_pacing_;
+    std::size_t tx_queued_ = 0; // send queue entries of every peer (the bound of provider_tx_size)
+    bool closing_ = false;
+    // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.
+    std::unique_ptr<liveness_monitor> liveness_;
+    std::uint64_t next_liveness_scan_ns_ = 0; // monotonic_ns()
+};
+
+} // namespace hashi::fi

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Making and ending paths (path_manager.hpp): lazy non-blocking connects,
+// accepting with bounds, the loopback pair to self, reading the handshake's
+// frames, and closing. The handshake's messages are in path/handshake.cpp.
+#include "transport/path/path_manager.hpp"
+
+#include "transport/common.hpp"
+#include "transport/path/stream_parser.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace hashi::fi {
+
+namespace {
+
+void set_nodelay(int fd)
+{
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// The handshake's frames are small; a path reads them with this buffer.
+constexpr std::size_t handshake_rx_buffer = 4096;
+
+} // namespace
+
+path_manager::path_manager(progress_loop& loop, peer_table& peers, const router& routes, const job_key& key,
+    const endpoint_identity& self, path_owner& owner, path_events& up)
+    : loop_(loop), peers_(peers), routes_(routes), key_(key), self_(self), owner_(owner), up_(up)
+{
+}
+
+path_manager::~path_manager()
+{
+    listen_reg_.reset();
+    if (listen_fd_ >= 0)
+        ::close(listen_fd_);
+}
+
+void path_manager::listen(int listen_fd)
+{
+    listen_fd_ = listen_fd;
+    listen_reg_ = loop_.watch(listen_fd_, this, EPOLLIN);
+}
+
+path& path_manager::add_path(int fd, bool outgoing)
+{
+    paths_.push_back(std::make_unique<path>(fd, outgoing, owner_));
+    return *paths_.back();
+}
+
+void path_manager::setup_self(peer& self)
+{
+    // Sends to ourselves go through a socket pair, so they take exactly the
+    // same path (framing, matching, rendezvous) as sends to anyone else.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+        throw std::runtime_error(std::string("socketpair for sends to self: ") + std::strerror(errno));
+    self.host = self_.host;
+    self.pid = static_cast<std::uint32_t>(getpid());
+    path& tx = add_path(sv[0], true);
+    path& rx = add_path(sv[1], false);
+    tx.st = rx.st = path::state::open;
+    tx.p = rx.p = &self;
+    rx.rx_only = true;
+    tx.watch(loop_, false, false);
+    rx.watch(loop_, true, false);
+    self.paths.push_back(&tx);
+    up_.path_readable(rx);
+}
+
+void path_manager::dial(peer& p)
+{
+    p.redial_pending = false;
+    const route r = routes_.route_for(p);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        peers_.fail(p, std::string("cannot create a socket: ") + std::strerror(errno), closing_);
+        return;
+    }
+    set_nodelay(fd);
+    sockaddr_in sin {};
+    sin.sin_family = AF_INET;
+    sin.sin_addr.s_addr = htonl(r.ipv4);
+    sin.sin_port = htons(r.port);
+    path& c = add_path(fd, true);
+    c.p = &p;
+    c.st = path::state::dialing;
+    p.dialing = &c;
+    const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+    c.watch(loop_, true, true);
+    HASHI_DEBUG("connecting to %s", p.describe().c_str());
+    if (rc != 0 && errno != EINPROGRESS)
+        failed(c, std::string("cannot connect: ") + std::strerror(errno));
+}
+
+void path_manager::pause_accepting()
+{
+    // Out of descriptors (or memory): stop looking at the listening socket
+    // for a while instead of spinning on it; established paths go on, and
+    // pending connectors wait in the kernel's accept queue.
+    listen_reg_.want(0);
+    loop_.at(monotonic_ns() + 100'000'000ull, [this] { listen_reg_.want(EPOLLIN); });
+}
+
+void path_manager::on_events(std::uint32_t /*events*/)
+{
+    for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                accept_failures_.warn("cannot accept connections: %s; trying again in 100 ms (raise ulimit -n?)",
+                    std::strerror(errno));
+                pause_accepting();
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+                accept_failures_.warn("accept: %s", std::strerror(errno));
+            }
+            return;
+        }
+        if (handshakes_inbound_ >= max_inbound_handshakes)
+            evict_oldest_handshake();
+        set_nodelay(fd);
+        path& c = add_path(fd, false);
+        c.st = path::state::await_hello;
+        c.hs_deadline_ns = monotonic_ns() + handshake_timeout_ns;
+        ++handshakes_inbound_;
+        c.watch(loop_, true, false);
+        if (!expiry_timer_)
+            expire_handshakes();
+    }
+}
+
+void path_manager::connected(path& c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    ::getsockopt(c.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+        failed(c, std::string("cannot connect: ") + std::strerror(err));
+        return;
+    }
+    send_hello(c);
+}
+
+void path_manager::handshake_events(path& c, std::uint32_t events)
+{
+    if (c.st == path::state::closed)
+        return;
+    if (c.st == path::state::dialing) {
+        if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0)
+            connected(c);
+        return;
+    }
+    if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0)
+        read_handshake(c);
+    if (c.st != path::state::closed && (events & EPOLLOUT) != 0 && !c.hs_out.empty())
+        flush_handshake(c);
+}
+
+bool path_manager::flush_handshake(path& c)
+{
+    std::string err;
+    if (c.flush_handshake(err)) {
+        if (c.st != path::state::open)
+            c.want_write(false);
+        return true;
+    }
+    if (!err.empty())
+        failed(c, err);
+    return false;
+}
+
+// Reads and acts on handshake frames until the handshake is done; then the
+// path is the receive backend's, bytes already buffered included.
+bool path_manager::read_handshake(path& c)
+{
+    if (c.rx.empty())
+        c.rx.resize(handshake_rx_buffer);
+    while (c.st != path::state::closed && !c.attached) {
+        const std::size_t avail = c.tail - c.head;
+        auto pf = parse_frame(&c.rx[c.head], avail, true);
+        if (pf.st == parsed_frame::status::error) {
+            failed(c, pf.error);
+            return true;
+        }
+        if (pf.st == parsed_frame::status::frame) {
+            if (!expected_handshake_frame(c, pf.h.type)) {
+                const std::string why = std::string("unexpected ") + wire::frame_type_name(pf.h.type) +
+                    " frame before the handshake was done";
+                if (c.p == nullptr)
+                    refuse(c, why.c_str());
+                else
+                    failed(c, why);
+                return true;
+            }
+            if (avail >= pf.need) {
+                const std::uint8_t* payload = &c.rx[c.head + wire::header_size];
+                c.head += pf.need;
+                on_handshake_frame(c, pf.h, payload);
+                if (c.st == path::state::open && !c.ack_pending && c.p != nullptr) {
+                    up_.path_readable(c);
+                    return true;
+                }
+                continue;
+            }
+        }
+        // Need more bytes.
+        const std::size_t need = pf.st == parsed_frame::status::frame ? pf.need : wire::header_size;
+        if (c.rx.size() < need)
+            c.rx.resize(need);
+        if (c.head > 0) {
+            std::memmove(c.rx.data(), c.rx.data() + c.head, avail);
+            c.head = 0;
+            c.tail = avail;
+        }
+        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, c.rx.size() - c.tail, 0);
+        if (r > 0) {
+            c.tail += static_cast<std::size_t>(r);
+            continue;
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return false;
+        handshake_closed(c, r == 0 ? std::string("connection closed") : std::string(std::strerror(errno)));
+        return true;
+    }
+    return false;
+}
+
+void path_manager::close(path& c)
+{
+    if (!c.outgoing() && (c.st == path::state::await_hello || c.st == path::state::await_proof))
+        --handshakes_inbound_;
+    c.close();
+    if (c.p != nullptr) {
+        std::erase(c.p->paths, &c);
+        if (c.p->dialing == &c)
+            c.p->dialing = nullptr;
+    }
+}
+
+void path_manager::failed(path& c, const std::string& why)
+{
+    peer* p = c.p;
+    close(c);
+    if (p != nullptr)
+        up_.path_failed(c, why);
+    else
+        refusals_.warn("dropped an incoming connection before its handshake: %s", why.c_str());
+}
+
+void path_manager::reap()
+{
+    std::erase_if(paths_, [](const std::unique_ptr<path>& c) { return c->st == path::state::closed; });
+}
+
+} // namespace hashi::fi

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The send scheduler of one peer: what leaves next, in which order.
+//
+// Three lanes, so that a clear-to-send or an acknowledgement never waits
+// behind megabytes:
+//   control  answers that unblock the peer (CTS, RMA write acks, RMA read
+//            errors): always first;
+//   message  everything that starts an operation at the peer, in the order
+//            the application issued it (eager messages, rendezvous
+//            requests, RMA writes, RMA read requests), which keeps libfabric's
+//            send-after-send and RMA ordering (info.hpp's msg_order);
+//   data     payload the peer asked for (rendezvous data after its CTS, RMA
+//            read responses).
+// The message and data lanes take turns frame by frame, so neither starves
+// the other. A large transfer is one entry, a cursor that cuts the next
+// chunk only when it is committed, so a CTS for 4 GiB costs one entry, not
+// 4,096 queued chunks.
+//
+// Contract: commit() moves frames, in lane order, to a path's write queue
+// until that queue holds `max_frames` frames or `max_bytes` more bytes,
+// numbering them from the peer's sequence as it goes (numbers follow the
+// order on the wire, whatever lane a frame came from). Progress thread only.
+#pragma once
+
+#include "transport/send/tx_frame.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <variant>
+#include <vector>
+
+namespace hashi::fi {
+
+// A large payload sent as chunk frames of the same type, cut on demand.
+struct transfer {
+    wire::frame_type type {}; // data, rma_write or rma_read_resp
+    std::uint64_t a = 0; // the chunk frames' `a` (receiver's op, RMA key, initiator's op)
+    std::uint64_t base = 0; // chunk frames carry b = base + offset
+    std::uint64_t c = 0; // the chunk frames' `c`
+    std::array<iovec, provider_iov_limit> iov {}; // where the payload lies
+    std::size_t iov_count = 0;
+    std::size_t total = 0;
+    std::size_t next = 0; // offset of the next chunk
+    op* done = nullptr; // completed when the last chunk is written
+};
+
+class send_scheduler {
+public:
+    enum class lane : std::uint8_t { control, message, data };
+
+    explicit send_scheduler(std::size_t chunk_size) : chunk_size_(chunk_size) {}
+
+    void push(lane l, tx_frame&& f);
+    void push(lane l, transfer&& t); // message or data lane
+    // Returns the payload-and-header bytes committed.
+    std::size_t commit(std::deque<tx_frame>& out, std::size_t max_frames, std::size_t max_bytes, std::uint32_t& seq);
+
+    bool empty() const noexcept { return control_.empty() && message_.empty() && data_.empty(); }
+    std::size_t entries() const noexcept { return control_.size() + message_.size() + data_.size(); }
+    // Drops everything queued (the peer failed); calls f(op*) for every
+    // operation that will now never be written, and returns the number of
+    // entries dropped.
+    template <class F> std::size_t drop(F&& f)
+    {
+        const std::size_t n = entries();
+        for (auto& fr : control_)
+            if (fr.done != nullptr)
+                f(fr.done);
+        for (auto* q : {&message_, &data_})
+            for (auto& e : *q) {
+                op* o = std::holds_alternative<tx_frame>(e) ? std::get<tx_frame>(e).done : std::get<transfer>(e).done;
+                if (o != nullptr)
+                    f(o);
+            }
+        control_.clear();
+        message_.clear();
+        data_.clear();
+        return n;
+    }
+    // Every operation the queue will complete (for freeing at close).
+    template <class F> void for_each_op(F&& f) const
+    {
+        for (auto* q : {&message_, &data_})
+            for (auto& e : *q) {
+                op* o = std::holds_alternative<tx_frame>(e) ? std::get<tx_frame>(e).done : std::get<transfer>(e).done;
+                if (o != nullptr)
+                    f(o);
+            }
+    }
+
+private:
+    using entry = std::variant<tx_frame, transfer>;
+    // The next frame of this lane's front entry; pops the entry when done.
+    tx_frame take(std::deque<entry>& q);
+
+    std::size_t chunk_size_;
+    std::deque<tx_frame> control_;
+    std::deque<entry> message_;
+    std::deque<entry> data_;
+    bool data_turn_ = false;
+};
+
+// Points `out` at bytes [offset, offset + len) of the buffer described by
+// `iov`; returns the number of entries used.
+std::size_t slice(const iovec* iov, std::size_t count, std::size_t offset, std::size_t len,
+    std::array<iovec, provider_iov_limit>& out);
+
+} // namespace hashi::fi
