@@ -39,6 +39,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/send/pacer.cpp src/transport/send/pacer.hpp \
 	src/transport/recv/receive_backend.hpp \
 	src/transport/recv/user_backend.cpp src/transport/recv/user_backend.hpp \
+	src/transport/recv/user_reader.cpp \
 	src/transport/engine/job_key.cpp src/transport/engine/job_key.hpp \
 	src/transport/engine/log_limiter.cpp src/transport/engine/log_limiter.hpp \
 	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \

@@ -5,7 +5,7 @@
 // mpiexec in HASHI_JOB_KEY (64 hex digits; derived from the federation's
 // secret in a federated job, so every cluster has the same). Two endpoints
 // accept each other only after each proved it holds the key (the handshake,
-// engine/handshake.cpp); the key itself never leaves the process.
+// path/handshake.cpp); the key itself never leaves the process.
 //
 // A process started without mpiexec (an MPI singleton) has no key: it draws
 // a random one, so that nobody else can connect to it.

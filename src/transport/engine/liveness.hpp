@@ -12,7 +12,7 @@
 // Threads:
 //   - the progress thread (the application's, inside libfabric calls) owns
 //     every provider object; it publishes the peers it waits on (publish())
-//     and applies verdicts (take_verdicts()) through endpoint::fail_peer;
+//     and applies verdicts (take_verdicts()) through peer_table::fail;
 //   - the liveness thread owns the UDP socket and the per-peer peer_watch
 //     state; it never touches provider objects.
 // They share only `published_` and `verdicts_` under `mu_`, and an atomic

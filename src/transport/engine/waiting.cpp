@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The endpoint's side of the liveness checks (engine/liveness.hpp): which
 // peers it waits on right now, published to the liveness thread, and the
-// verdicts of that thread applied through fail_peer.
+// verdicts of that thread applied through peer_table::fail.
 //
-// Progress thread only (called from endpoint::progress), so it reads the
+// Progress thread only (called from engine::progress), so it reads the
 // provider state without locks; only liveness_monitor's own members are
 // shared with the liveness thread.
 #include "transport/engine/engine.hpp"

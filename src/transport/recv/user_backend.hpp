@@ -43,6 +43,7 @@ private:
     bool begin_direct(path& c, const wire::frame_header& h);
     void end_direct(path& c);
     bool sink_copy(path& c, const std::uint8_t* from, std::size_t n);
+    bool finish_direct(path& c);
     bool deliver_held(path& c);
     bool read_stream(path& c);
     bool stream_end(path& c, ssize_t r, std::size_t avail);

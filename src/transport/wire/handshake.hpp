@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The bytes of the connection handshake, and nothing else. What the
 // handshake proves and how the endpoint acts on it is in
-// engine/handshake.cpp; the key and the MACs are in engine/job_key.*.
+// path/handshake.cpp; the key and the MACs are in engine/job_key.*.
 //
 // Four frames, before any other frame on a connection:
 //   connector -> acceptor   hello      the connector's address, the address it
