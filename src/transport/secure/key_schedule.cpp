@@ -51,7 +51,9 @@ secret derive_secret(std::span<const std::uint8_t, 32> job_key, std::span<const 
     append(info, binding);
 
     secret out {};
-    EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+    // Fetched once: a fetch costs about as much as the derivation itself
+    // (OpenSSL 3.0 looks the algorithm up by name each time).
+    static EVP_KDF* const kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
     EVP_KDF_CTX* kc = kdf != nullptr ? EVP_KDF_CTX_new(kdf) : nullptr;
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
@@ -61,7 +63,6 @@ secret derive_secret(std::span<const std::uint8_t, 32> job_key, std::span<const 
         OSSL_PARAM_construct_end()};
     const bool ok = kc != nullptr && EVP_KDF_derive(kc, out.data(), out.size(), params) == 1;
     EVP_KDF_CTX_free(kc);
-    EVP_KDF_free(kdf);
     if (!ok)
         throw std::runtime_error("HKDF-SHA256 failed in OpenSSL (is the default provider loaded?)");
     return out;

@@ -21,7 +21,7 @@ libhashi_fi_la_SOURCES += $(SECURE_SOURCES)
 libhashi_fi_la_CPPFLAGS += $(SSL_CFLAGS)
 libhashi_fi_la_LIBADD += $(SSL_LIBS)
 
-tests_unit_transport_unit_SOURCES += tests/unit/transport/test_secure.cpp $(SECURE_SOURCES)
-tests_unit_transport_unit_CPPFLAGS += $(SSL_CFLAGS)
+tests_unit_transport_unit_SOURCES += tests/unit/transport/test_secure.cpp tests/transport/loopback_pair.hpp $(SECURE_SOURCES)
+tests_unit_transport_unit_CPPFLAGS += $(SSL_CFLAGS) -I$(top_srcdir)
 tests_unit_transport_unit_LDADD += $(SSL_LIBS)
 EXTRA_DIST += src/transport/secure/README.md

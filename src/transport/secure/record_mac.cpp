@@ -18,19 +18,18 @@ record_mac::record_mac(mac_kind kind, const secret& key) : kind_(kind)
 {
     bool ok = false;
     if (kind == mac_kind::gmac) {
-        EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+        // Fetched once per process (a lookup by name in OpenSSL 3.0), as below.
+        static EVP_CIPHER* const c = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
         gcm_ = EVP_CIPHER_CTX_new();
         // The key schedule is computed once here; each record only sets the nonce.
         ok = c != nullptr && gcm_ != nullptr && EVP_EncryptInit_ex2(gcm_, c, key.data(), nullptr, nullptr) == 1;
-        EVP_CIPHER_free(c);
     } else {
-        EVP_MAC* m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+        static EVP_MAC* const m = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
         hmac_ = m != nullptr ? EVP_MAC_CTX_new(m) : nullptr;
         OSSL_PARAM params[] = {
             OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
             OSSL_PARAM_construct_end()};
         ok = hmac_ != nullptr && EVP_MAC_init(hmac_, key.data(), key.size(), params) == 1;
-        EVP_MAC_free(m);
     }
     if (!ok) {
         EVP_CIPHER_CTX_free(gcm_);

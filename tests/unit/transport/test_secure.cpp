@@ -11,13 +11,10 @@
 #include "transport/secure/plain_stream.hpp"
 #include "transport/secure/protection.hpp"
 #include "transport/secure/tls_stream.hpp"
+#include "tests/transport/loopback_pair.hpp"
 
 #include <boost/test/unit_test.hpp>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -39,52 +36,11 @@ using secure::handshake_status;
 
 namespace {
 
-struct fd_pair {
-    int a = -1; // the connector's socket
-    int b = -1;
-    ~fd_pair()
-    {
-        if (a >= 0)
-            ::close(a);
-        if (b >= 0)
-            ::close(b);
-    }
-};
+using fd_pair = testing::loopback_pair;
 
-void nonblocking(int fd)
+std::unique_ptr<fd_pair> tcp_pair(int buffer_bytes = 0)
 {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-}
-
-// Two ends of one TCP connection over loopback, both non-blocking, with
-// small kernel buffers so that EAGAIN comes soon.
-std::unique_ptr<fd_pair> tcp_pair(int sndbuf = 0)
-{
-    auto p = std::make_unique<fd_pair>();
-    const int l = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in sa {};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof sa;
-    if (l < 0 || ::bind(l, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(l, 1) != 0 ||
-        ::getsockname(l, reinterpret_cast<sockaddr*>(&sa), &sl) != 0)
-        throw std::runtime_error("loopback listener");
-    p->a = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (sndbuf > 0) {
-        ::setsockopt(p->a, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
-    }
-    if (::connect(p->a, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
-        throw std::runtime_error("loopback connect");
-    p->b = ::accept(l, nullptr, nullptr);
-    ::close(l);
-    if (sndbuf > 0)
-        ::setsockopt(p->b, SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof sndbuf);
-    const int one = 1;
-    ::setsockopt(p->a, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ::setsockopt(p->b, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    nonblocking(p->a);
-    nonblocking(p->b);
-    return p;
+    return testing::make_loopback_pair(buffer_bytes);
 }
 
 secure::secret key_of(std::uint8_t seed)
