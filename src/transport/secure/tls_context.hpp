@@ -16,6 +16,7 @@
 #include "transport/secure/byte_stream.hpp"
 #include "transport/secure/key_schedule.hpp"
 
+#include <cstdint>
 #include <string>
 
 struct ssl_st;
@@ -26,6 +27,9 @@ namespace hashi::secure {
 struct tls_options {
     std::string ciphersuite = "TLS_AES_128_GCM_SHA256"; // a TLS 1.3 suite with SHA-256 (the PSK's hash)
     bool forward_secrecy = true;
+    // A KeyUpdate after this many records sent (2^24 x 16 KiB = 256 GiB),
+    // within the AES-GCM limit of RFC 8446 section 5.5.
+    std::uint64_t key_update_records = std::uint64_t {1} << 24;
 };
 
 // The context for one role and set of options, made once and shared by all

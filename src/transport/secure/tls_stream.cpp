@@ -159,7 +159,7 @@ bool tls_stream::buffered_input() const
 {
     // SSL_has_pending also counts a partial record read ahead; only after a
     // read that filled the caller's buffer can a whole one be waiting.
-    return dead_ || SSL_pending(ssl_) > 0 || (read_filled_ && SSL_has_pending(ssl_) == 1);
+    return dead_ || deferred_ != deferred::none || SSL_pending(ssl_) > 0 || (read_filled_ && SSL_has_pending(ssl_) == 1);
 }
 
 ssize_t tls_stream::read(void* buf, std::size_t len)
@@ -167,6 +167,14 @@ ssize_t tls_stream::read(void* buf, std::size_t len)
     if (dead_) {
         errno = EBADMSG;
         return -1;
+    }
+    if (deferred_ != deferred::none) {
+        // What stopped the previous read after it had returned bytes.
+        const bool end = deferred_ == deferred::end;
+        errno = deferred_errno_;
+        deferred_ = deferred::none;
+        dead_ = errno == EBADMSG;
+        return end ? 0 : -1;
     }
     const sigpipe_guard guard(kernel_bio_);
     auto* out = static_cast<std::uint8_t*>(buf);
@@ -181,25 +189,32 @@ ssize_t tls_stream::read(void* buf, std::size_t len)
             continue;
         }
         const int code = SSL_get_error(ssl_, 0);
-        if (got > 0 && code != SSL_ERROR_NONE) {
-            ERR_clear_error(); // what failed is met again by the next read
-            break;
-        }
         if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) {
+            if (got > 0)
+                break;
             errno = EAGAIN;
             return -1;
         }
-        if (code == SSL_ERROR_ZERO_RETURN)
-            return 0;
         const unsigned long e = ERR_peek_error();
-        if ((code == SSL_ERROR_SYSCALL && e == 0 && (kernel_bio_ ? errno : bio_.last_errno()) == 0) ||
-            ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+        // The peer closed (with close_notify, or without: the end, as for
+        // TCP; the path's goodbye frame tells a clean end from a cut one).
+        const bool end = code == SSL_ERROR_ZERO_RETURN ||
+            (code == SSL_ERROR_SYSCALL && e == 0 && (kernel_bio_ ? errno : bio_.last_errno()) == 0) ||
+            ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+        if (end) {
             ERR_clear_error();
-            return 0; // the peer closed without close_notify: the end, as for TCP
+            errno = 0;
+        } else
+            take_error(code, "TLS read");
+        if (got > 0) {
+            // Bytes that were verified go first; this comes with the next read.
+            deferred_ = end ? deferred::end : deferred::error;
+            deferred_errno_ = errno;
+            break;
         }
-        take_error(code, "TLS read");
-        if (errno == EBADMSG)
-            dead_ = true;
+        if (end)
+            return 0;
+        dead_ = errno == EBADMSG;
         return -1;
     }
     read_filled_ = got == len;
@@ -213,6 +228,14 @@ int tls_stream::write_record(const std::uint8_t* p, std::size_t n)
     ERR_clear_error();
     if (SSL_write_ex(ssl_, p, n, &written) == 1) {
         ++counters_.records_sent;
+        // AES-GCM under one key is good for about 2^24.5 records (RFC 8446,
+        // 5.5); a new send key well before that. OpenSSL 3.0 cannot update
+        // a key the kernel holds, so with kTLS sending this is not done.
+        if (++since_key_update_ >= opt_.key_update_records && !offload_.send &&
+            SSL_key_update(ssl_, SSL_KEY_UPDATE_NOT_REQUESTED) == 1) {
+            since_key_update_ = 0;
+            ++key_updates_;
+        }
         return 1;
     }
     const int code = SSL_get_error(ssl_, 0);

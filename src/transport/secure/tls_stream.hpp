@@ -15,6 +15,11 @@
 // for TLS 1.3); SIGPIPE is then blocked around each OpenSSL call because
 // that BIO uses write(). Otherwise a BIO of our own (tls_socket_bio.hpp).
 // offload() and describe() tell which.
+//
+// Keys: a KeyUpdate of the send key every tls_options::key_update_records
+// records (never with kTLS sending, which OpenSSL 3.0 cannot update); the
+// peer's OpenSSL follows on its own. Nothing else changes keys: no tickets,
+// no renegotiation (TLS 1.3 has none).
 #pragma once
 
 #include "transport/secure/byte_stream.hpp"
@@ -43,6 +48,7 @@ public:
     std::string describe() const override;
     kernel_offload offload() const override { return offload_; }
     stream_counters counters() const override { return counters_; }
+    std::uint64_t key_updates() const noexcept { return key_updates_; }
 
     static constexpr std::size_t record_payload = 16384;
 
@@ -65,6 +71,11 @@ private:
     struct ssl_st* ssl_ = nullptr;
     bool done_ = false;
     bool read_filled_ = false; // the last read stopped because the caller's buffer was full
+    enum class deferred { none, end, error };
+    deferred deferred_ = deferred::none; // met after a read had bytes to return
+    int deferred_errno_ = 0;
+    std::uint64_t since_key_update_ = 0;
+    std::uint64_t key_updates_ = 0;
     std::vector<std::uint8_t> staging_;
     std::size_t pending_ = 0; // bytes of staging_ sealed by OpenSSL, not yet all written
     int write_errno_ = 0;

@@ -683,6 +683,24 @@ BOOST_AUTO_TEST_CASE(without_forward_secrecy_no_group_is_negotiated_and_kernel_o
     BOOST_TEST_MESSAGE("tls stream here: " << p.c->describe());
 }
 
+BOOST_AUTO_TEST_CASE(scheduled_key_updates_keep_the_stream_intact)
+{
+    auto fds = tcp_pair();
+    secure::tls_options opt;
+    opt.key_update_records = 10;
+    const secure::secret psk = key_of(6);
+    secure::tls_stream c(fds->a, secure::stream_role::connector, psk, opt);
+    secure::tls_stream a(fds->b, secure::stream_role::acceptor, psk, opt);
+    BOOST_REQUIRE(handshake_both(c, a, fds->a, fds->b));
+    const auto big = random_bytes(1 << 20, 8);
+    BOOST_CHECK(transfer(c, a, fds->a, fds->b, big, 100000, 2, 50000) == big);
+    BOOST_CHECK(transfer(a, c, fds->b, fds->a, big, 100000, 2, 50000) == big);
+    if (!c.offload().send) {
+        BOOST_CHECK_GE(c.key_updates(), 6u); // 64 records of 16 KiB
+        BOOST_CHECK_GE(a.key_updates(), 6u);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_closed_peer_is_the_end_of_the_stream_or_an_error_never_a_signal)
 {
     auto p = open_pair({"tls", secure::protection::encryption, {}});
