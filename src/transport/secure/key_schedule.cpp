@@ -41,7 +41,7 @@ std::vector<std::uint8_t> transcript_binding(const fi::handshake_transcript& t)
     return b;
 }
 
-secret derive_secret(std::span<const std::uint8_t, 32> job_key, std::span<const std::uint8_t> binding,
+secret derive_secret(std::span<const std::uint8_t> key, std::span<const std::uint8_t> binding,
     std::string_view label)
 {
     // info = label || 0 || binding: labels hold no NUL, so no (label,
@@ -57,7 +57,7 @@ secret derive_secret(std::span<const std::uint8_t, 32> job_key, std::span<const 
     EVP_KDF_CTX* kc = kdf != nullptr ? EVP_KDF_CTX_new(kdf) : nullptr;
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, const_cast<char*>("SHA256"), 0),
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::uint8_t*>(job_key.data()), job_key.size()),
+        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<std::uint8_t*>(key.data()), key.size()),
         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, const_cast<char*>(salt.data()), salt.size()),
         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), info.size()),
         OSSL_PARAM_construct_end()};

@@ -35,9 +35,11 @@ inline constexpr std::string_view acceptor_to_connector_label = "hashi stream v1
 // and the acceptor's verdict, fixed-length fields in a fixed order.
 std::vector<std::uint8_t> transcript_binding(const fi::handshake_transcript& t);
 
-// HKDF-SHA256(key, binding, label) -> 32 bytes. Throws std::runtime_error
-// only if OpenSSL itself fails (no HKDF in the loaded provider).
-secret derive_secret(std::span<const std::uint8_t, 32> job_key, std::span<const std::uint8_t> binding,
+// HKDF-SHA256(key, binding, label) -> 32 bytes. `key` is the shared
+// secret both sides proved they hold (the job key's 32 bytes for ranks; a
+// trunk's secret of any length for relays). Throws std::runtime_error only
+// if OpenSSL itself fails (no HKDF in the loaded provider).
+secret derive_secret(std::span<const std::uint8_t> key, std::span<const std::uint8_t> binding,
     std::string_view label);
 
 } // namespace hashi::secure

@@ -6,7 +6,8 @@
 //   auto s = secure::open_stream(fd, level, secure::stream_role::connector,
 //                                key.material(), secure::transcript_binding(t), error);
 //
-// Relay trunks call it the same way with their own binding bytes.
+// Relay trunks call it the same way with their own secret (any length) and
+// binding bytes (what their handshake proved: both nonces, both names).
 #pragma once
 
 #include "transport/secure/byte_stream.hpp"
@@ -30,7 +31,7 @@ struct stream_options {
 // The contract of byte_stream.hpp applies (connected non-blocking fd with
 // nothing past the handshake read; the stream never closes it).
 std::unique_ptr<byte_stream> open_stream(int fd, protection level, stream_role role,
-    std::span<const std::uint8_t, 32> job_key, std::span<const std::uint8_t> binding, std::string& error,
+    std::span<const std::uint8_t> key, std::span<const std::uint8_t> binding, std::string& error,
     const stream_options& opt = {});
 
 } // namespace hashi::secure

@@ -111,9 +111,11 @@ std::string openssl_error(const char* fallback)
 SSL_CTX* tls_context(stream_role role, const tls_options& opt, std::string& error)
 {
     static std::mutex lock;
-    static std::map<std::tuple<stream_role, std::string, bool>, SSL_CTX*> made;
+    // Never destroyed: the contexts live as long as the process, and stay
+    // reachable for leak checkers after static destructors have run.
+    static auto* const made = new std::map<std::tuple<stream_role, std::string, bool>, SSL_CTX*>;
     const std::lock_guard<std::mutex> hold(lock);
-    SSL_CTX*& ctx = made[{role, opt.ciphersuite, opt.forward_secrecy}];
+    SSL_CTX*& ctx = (*made)[{role, opt.ciphersuite, opt.forward_secrecy}];
     if (ctx == nullptr)
         ctx = make_context(role, opt, error);
     return ctx;

@@ -277,9 +277,12 @@ ssize_t tls_stream::writev(const iovec* iov, int iovcnt)
     while (!from.done()) {
         std::size_t n;
         int r;
-        if (from.contiguous() >= record_payload) {
+        if (from.contiguous() >= record_payload && !offload_.send) {
             // A whole record straight from the caller's memory; copied only
-            // if OpenSSL must be asked again with the same bytes.
+            // if OpenSSL must be asked again with the same bytes (it then
+            // holds the record sealed in its own buffer). Not with kTLS:
+            // OpenSSL then keeps pointing at the caller's memory until the
+            // kernel took the record, so it must be staging_.
             n = record_payload;
             r = write_record(from.here(), n);
             if (r == 0)

@@ -3,7 +3,8 @@
 // the PSK and options of tls_context.hpp, kTLS where the kernel has it.
 //
 // Writes: the iovecs are gathered into records of up to 16 KiB (a staging
-// copy for small pieces, the caller's memory for a large contiguous one), one
+// copy for small pieces, the caller's memory for a large contiguous one
+// unless kTLS sends), one
 // SSL_write per record. When OpenSSL answers "retry" the record is already
 // sealed in its buffer; the stream reports its bytes as taken, keeps a copy
 // of them, and repeats the SSL_write with that copy (OpenSSL's rule: the

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -311,18 +312,24 @@ BOOST_AUTO_TEST_CASE(eagain_when_idle_and_when_the_peer_does_not_read)
             BOOST_CHECK_EQUAL(errno, EAGAIN);
             BOOST_CHECK(!p.a->buffered_input());
             BOOST_CHECK_EQUAL(p.c->writev(nullptr, 0), 0);
-            // Fill everything until the stream says EAGAIN.
-            const auto block = random_bytes(8192, 3);
+            // Fill everything until the stream says EAGAIN: small writes
+            // (gathered) and large ones (a record straight from the caller's
+            // memory, which must be copied when OpenSSL wants it again).
+            for (const std::size_t block_size : {std::size_t {8192}, std::size_t {40000}}) {
+            auto block = random_bytes(block_size, 3);
             std::vector<std::uint8_t> sent;
-            const iovec iov {const_cast<std::uint8_t*>(block.data()), block.size()};
+            const iovec iov {block.data(), block.size()};
             int eagain = 0;
             for (int i = 0; i < 10000 && eagain == 0; ++i) {
                 const ssize_t k = p.c->writev(&iov, 1);
                 if (k < 0) {
                     BOOST_REQUIRE_EQUAL(errno, EAGAIN);
                     ++eagain;
-                } else
+                } else {
                     sent.insert(sent.end(), block.begin(), block.begin() + k);
+                    // Taken means taken: the caller may reuse its memory at once.
+                    std::rotate(block.begin(), block.begin() + 1, block.end());
+                }
             }
             BOOST_REQUIRE_EQUAL(eagain, 1);
             if (v.level != secure::protection::none)
@@ -346,6 +353,7 @@ BOOST_AUTO_TEST_CASE(eagain_when_idle_and_when_the_peer_does_not_read)
             }
             BOOST_CHECK(!p.c->output_pending());
             BOOST_CHECK(got == sent);
+            }
         }
     }
 }
