@@ -7,3 +7,7 @@ bench_secure_hashi_secure_bench_SOURCES = bench/secure/secure_bench.cpp tests/tr
 bench_secure_hashi_secure_bench_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(SSL_CFLAGS)
 bench_secure_hashi_secure_bench_LDADD = $(SSL_LIBS) $(CRYPTO_LIBS) -lpthread
 EXTRA_DIST += bench/secure/run-secure bench/secure/README.md
+
+# A quick run of the runner (a few seconds).
+TESTS += bench/secure/smoke.sh
+EXTRA_DIST += bench/secure/smoke.sh
