@@ -94,3 +94,4 @@ tests_transport_fi_robustness_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPT
 tests_transport_fi_robustness_LDADD = $(FABRIC_LIBS) $(CRYPTO_LIBS)
 TESTS += tests/integration/provider.sh
 EXTRA_DIST += tests/integration/provider.sh
+include src/transport/secure/local.mk
