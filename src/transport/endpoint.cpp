@@ -183,8 +183,12 @@ int endpoint::enable()
         eager ? env_unsigned("FI_HASHI_CHUNK_SIZE", 1 << 20, wire::max_chunk_payload, 10, err) : std::nullopt;
     const auto linger = chunk ? env_unsigned("FI_HASHI_CLOSE_TIMEOUT", 30, 3600, 10, err) : std::nullopt;
     const auto listen_any = linger ? env_unsigned("FI_HASHI_LISTEN_ANY", 0, 1, 10, err) : std::nullopt;
+    const auto protect_local = listen_any ? env_unsigned("FI_HASHI_PROTECT_LOCAL", 0, 1, 10, err) : std::nullopt;
+    const auto protection = protect_local
+        ? secure::protection_from_environment(secure::default_wan_protection, err)
+        : std::nullopt;
     wan_pacing pacing;
-    const auto ip = listen_any && pacing.init(err) ? choose_local_ipv4(err) : std::nullopt;
+    const auto ip = protection && pacing.init(err) ? choose_local_ipv4(err) : std::nullopt;
     std::optional<job_key> key;
     if (ip)
         key = job_key::from_environment(err);
@@ -202,6 +206,8 @@ int endpoint::enable()
     settings.close_timeout_s = *linger;
     settings.eager_limit = *eager;
     settings.chunk_size = *chunk;
+    settings.protection.level = *protection;
+    settings.protection.local = *protect_local != 0;
 
     // Liveness: the UDP socket of the liveness thread shares the TCP
     // listener's port number (engine/liveness.hpp).

@@ -31,6 +31,14 @@ for provider in hashi sockets "tcp;ofi_rxm"; do
     tag=${provider//;/_}
     check_examples "$tag" -n 4 -provider "$provider" -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" -hosts n0,n1,n2,n3
 done
+# The same over protected streams (src/transport/secure), which otherwise
+# only connections between clusters get: every byte between the ranks in
+# integrity records, then in TLS 1.3.
+for level in integrity encryption; do
+    check_examples "hashi-$level" -n 4 -genv FI_HASHI_PROTECT_LOCAL 1 -genv FI_HASHI_WAN_PROTECTION "$level" \
+        -genv FI_HASHI_DEBUG 1 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" -hosts n0,n1,n2,n3
+    expect_in "isort-hashi-$level" "isort-hashi-$level.err" "protected: $level"
+done
 run isort-3 -- mpiexec -n 3 ./isort
 expect_in isort-3 isort-3.out "VERIFICATION SUCCESSFUL"
 # MPI-IO through ROMIO, on one node and on four.

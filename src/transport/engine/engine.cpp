@@ -24,7 +24,7 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)), peers_(s.chunk_size),
       router_(self.addr), done_(b_, ops_),
       backend_(std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv)),
-      paths_(loop_, peers_, router_, key_, self_, *this, *this), pacing_(pacing)
+      paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing)
 {
     peers_.add_listener(this);
     peers_.add_listener(backend_.get());
@@ -41,6 +41,11 @@ bool engine::progress()
     bool moved = loop_.poll();
     if (backend_->poll())
         moved = true;
+    // Protected streams may hold decoded input that no epoll event announces.
+    paths_.for_each_buffered([&](path& c) {
+        if (backend_->on_readable(c))
+            moved = true;
+    });
     paths_.reap();
     liveness_progress(); // waiting.cpp
     return moved;
@@ -67,7 +72,7 @@ void engine::on_path_events(path& c, std::uint32_t events)
 {
     if (c.st == path::state::closed)
         return;
-    if (c.st != path::state::open) {
+    if (c.st != path::state::open || c.securing) {
         paths_.handshake_events(c, events);
         return;
     }
@@ -135,7 +140,7 @@ void engine::frame_written(peer& p, tx_frame& f)
 bool engine::flush(peer& p)
 {
     path* c = router_.path_for(p);
-    if (c == nullptr || c->st != path::state::open)
+    if (c == nullptr || c->st != path::state::open || c->securing)
         return false;
     // Handshake bytes (the proof, the hello_ack) go before any frame.
     if (!c->hs_out.empty()) {

@@ -49,6 +49,7 @@ struct engine_settings {
     std::size_t eager_limit = 32768; // FI_HASHI_EAGER_SIZE
     std::size_t chunk_size = 1 << 20; // FI_HASHI_CHUNK_SIZE
     std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
+    protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
 };
 
 class engine final : public path_owner,

@@ -271,6 +271,14 @@ void path_manager::open(peer& p, path& c)
     if (p.dialing == &c)
         p.dialing = nullptr;
     HASHI_DEBUG("connected to %s", p.describe().c_str());
+    const route r = routes_.route_for(p);
+    if (protect_.level != secure::protection::none && !p.is_self && (r.wan || protect_.local)) {
+        // No frame moves until the protected stream is up (advance_stream).
+        c.protect = protect_.level;
+        c.securing = true;
+        advance_stream(c);
+        return;
+    }
     up_.path_open(p, c);
 }
 

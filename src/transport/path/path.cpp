@@ -5,10 +5,12 @@
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 namespace hashi::fi {
 
@@ -64,8 +66,33 @@ std::size_t path::unsent_bytes() const noexcept
         return 0;
     int n = 0;
     if (::ioctl(fd_, SIOCOUTQ, &n) != 0)
-        return 0;
-    return static_cast<std::size_t>(n);
+        n = 0;
+    return static_cast<std::size_t>(n) + (stream && stream->output_pending() ? 1 : 0);
+}
+
+ssize_t path::read_bytes(void* buf, std::size_t len)
+{
+    if (stream)
+        return stream->read(buf, len);
+    return ::recv(fd_, buf, len, 0);
+}
+
+ssize_t path::read_into(const iovec* iov, int count)
+{
+    if (!stream)
+        return ::readv(fd_, iov, count);
+    // A stream reads into one buffer at a time; the caller loops.
+    for (int i = 0; i < count; ++i)
+        if (iov[i].iov_len > 0)
+            return stream->read(iov[i].iov_base, iov[i].iov_len);
+    return 0;
+}
+
+std::string path::read_error(int err) const
+{
+    if (err == EBADMSG && stream)
+        return "the peer's bytes failed authentication (" + stream->error() + ")";
+    return std::strerror(err);
 }
 
 } // namespace hashi::fi

@@ -11,6 +11,8 @@
 
 #include "transport/engine/job_key.hpp"
 #include "transport/engine/progress.hpp"
+#include "transport/secure/byte_stream.hpp"
+#include "transport/secure/protection.hpp"
 #include "transport/send/pacer.hpp"
 #include "transport/send/tx_frame.hpp"
 #include "transport/wire/frame.hpp"
@@ -26,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -80,8 +83,18 @@ public:
     // written, in order. On `paced`, nothing more may leave before
     // pace.ready_at(now).
     template <class F> write_result write(pacer& pace, std::uint64_t now, std::string& error, F&& written);
-    // Bytes written but not yet acknowledged by the peer's kernel (SIOCOUTQ).
+    // Bytes written but not yet acknowledged by the peer's kernel
+    // (SIOCOUTQ), or still sealed in the protected stream.
     std::size_t unsent_bytes() const noexcept;
+
+    // Reading, through the protected stream when there is one (like recv and
+    // readv; -1 with EBADMSG when the peer's bytes fail authentication).
+    ssize_t read_bytes(void* buf, std::size_t len);
+    ssize_t read_into(const iovec* iov, int count);
+    // Input the stream has decoded that epoll cannot see.
+    bool buffered_input() const { return stream && stream->buffered_input(); }
+    // Why the last read failed, for messages.
+    std::string read_error(int err) const;
     std::size_t committed_bytes() const noexcept { return committed_bytes_; }
 
     state st = state::closed;
@@ -99,6 +112,11 @@ public:
     bool bye_received = false;
     bool eof = false;
     std::uint64_t pacing_generation = 0; // the WAN share last applied (wan_pacing)
+    // Protection (src/transport/secure): decided when the handshake is done;
+    // while `securing`, the stream's own handshake runs and no frame moves.
+    secure::protection protect = secure::protection::none;
+    bool securing = false;
+    std::unique_ptr<secure::byte_stream> stream;
     // Frames committed by the send scheduler, numbered, in wire order.
     std::deque<tx_frame> wq;
     // A payload being read straight into memory (rendezvous data, RMA).
@@ -132,6 +150,14 @@ private:
 template <class F>
 path::write_result path::write(pacer& pace, std::uint64_t now, std::string& error, F&& written)
 {
+    if (stream && stream->output_pending() && stream->flush() != 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            want_write(true);
+            return write_result::blocked;
+        }
+        error = std::string("write failed: ") + std::strerror(errno);
+        return write_result::failed;
+    }
     while (!wq.empty()) {
         std::size_t budget = pace.allowance(now);
         if (budget == 0)
@@ -176,10 +202,15 @@ path::write_result path::write(pacer& pace, std::uint64_t now, std::string& erro
             n = k;
             want = keep;
         }
-        msghdr mh {};
-        mh.msg_iov = iov;
-        mh.msg_iovlen = static_cast<std::size_t>(n);
-        const ssize_t w = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+        ssize_t w;
+        if (stream) {
+            w = stream->writev(iov, n);
+        } else {
+            msghdr mh {};
+            mh.msg_iov = iov;
+            mh.msg_iovlen = static_cast<std::size_t>(n);
+            w = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+        }
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -204,7 +235,7 @@ path::write_result path::write(pacer& pace, std::uint64_t now, std::string& erro
             wq.pop_front();
             written(f);
         }
-        if (static_cast<std::size_t>(w) < want) {
+        if (static_cast<std::size_t>(w) < want || (stream && stream->output_pending())) {
             want_write(true);
             return write_result::blocked;
         }

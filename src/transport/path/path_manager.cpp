@@ -6,6 +6,8 @@
 
 #include "transport/common.hpp"
 #include "transport/path/stream_parser.hpp"
+#include "transport/secure/key_schedule.hpp"
+#include "transport/secure/open_stream.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -34,8 +36,8 @@ constexpr std::size_t handshake_rx_buffer = 4096;
 } // namespace
 
 path_manager::path_manager(progress_loop& loop, peer_table& peers, const router& routes, const job_key& key,
-    const endpoint_identity& self, path_owner& owner, path_events& up)
-    : loop_(loop), peers_(peers), routes_(routes), key_(key), self_(self), owner_(owner), up_(up)
+    const endpoint_identity& self, protection_policy protect, path_owner& owner, path_events& up)
+    : loop_(loop), peers_(peers), routes_(routes), key_(key), self_(self), protect_(protect), owner_(owner), up_(up)
 {
 }
 
@@ -160,10 +162,73 @@ void path_manager::handshake_events(path& c, std::uint32_t events)
             connected(c);
         return;
     }
+    if (c.securing) {
+        if ((events & EPOLLOUT) != 0 && !c.hs_out.empty() && !flush_handshake(c))
+            return;
+        if (c.ack_pending) {
+            // The connector's hello_ack comes first, in the clear.
+            if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0)
+                read_handshake(c);
+            return;
+        }
+        advance_stream(c);
+        return;
+    }
     if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0)
         read_handshake(c);
     if (c.st != path::state::closed && (events & EPOLLOUT) != 0 && !c.hs_out.empty())
         flush_handshake(c);
+}
+
+void path_manager::advance_stream(path& c)
+{
+    if (c.st != path::state::open || !c.securing)
+        return;
+    // The stream starts right after our last handshake byte and the peer's:
+    // our own bytes must be on the wire, and the connector must have read
+    // the acceptor's hello_ack (read_handshake reads no byte past it).
+    if (!c.hs_out.empty() && !flush_handshake(c))
+        return;
+    if (c.ack_pending)
+        return;
+    if (!c.stream) {
+        std::string err;
+        c.stream = secure::open_stream(c.fd(), c.protect,
+            c.outgoing() ? secure::stream_role::connector : secure::stream_role::acceptor, key_.material(),
+            secure::transcript_binding(c.hs), err);
+        if (!c.stream) {
+            failed(c, "cannot protect the connection: " + err);
+            return;
+        }
+        ++protected_paths_;
+    }
+    switch (c.stream->handshake()) {
+    case secure::handshake_status::done:
+        HASHI_DEBUG("connection to %s protected: %s: %s", c.p->describe().c_str(), secure::protection_name(c.protect),
+            c.stream->describe().c_str());
+        c.securing = false;
+        c.want_write(false);
+        ready(c);
+        return;
+    case secure::handshake_status::want_read:
+        c.want_write(false);
+        return;
+    case secure::handshake_status::want_write:
+        c.want_write(true);
+        return;
+    case secure::handshake_status::failed:
+        failed(c, "the protected stream's handshake failed: " + c.stream->error());
+        return;
+    }
+}
+
+// The path carries frames both ways from now on.
+void path_manager::ready(path& c)
+{
+    peer& p = *c.p;
+    up_.path_readable(c);
+    if (c.st == path::state::open)
+        up_.path_open(p, c);
 }
 
 bool path_manager::flush_handshake(path& c)
@@ -207,7 +272,10 @@ bool path_manager::read_handshake(path& c)
                 c.head += pf.need;
                 on_handshake_frame(c, pf.h, payload);
                 if (c.st == path::state::open && !c.ack_pending && c.p != nullptr) {
-                    up_.path_readable(c);
+                    if (c.securing)
+                        advance_stream(c);
+                    else
+                        up_.path_readable(c);
                     return true;
                 }
                 continue;
@@ -222,7 +290,10 @@ bool path_manager::read_handshake(path& c)
             c.head = 0;
             c.tail = avail;
         }
-        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, c.rx.size() - c.tail, 0);
+        // Exactly what the frame needs, never more: a protected stream
+        // starts right after the last handshake frame, and its bytes are
+        // the stream's, not ours.
+        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, need - avail, 0);
         if (r > 0) {
             c.tail += static_cast<std::size_t>(r);
             continue;

@@ -18,6 +18,7 @@
 #include "transport/engine/progress.hpp"
 #include "transport/engine/router.hpp"
 #include "transport/path/path.hpp"
+#include "transport/secure/protection.hpp"
 #include "transport/wire/handshake.hpp"
 
 #include <cstdint>
@@ -40,6 +41,14 @@ protected:
     ~path_events() = default;
 };
 
+// Which paths get a protected byte stream (src/transport/secure): those
+// that cross the WAN, at `level` (FI_HASHI_WAN_PROTECTION), and with
+// `local` (FI_HASHI_PROTECT_LOCAL=1) those inside the cluster too.
+struct protection_policy {
+    secure::protection level = secure::default_wan_protection;
+    bool local = false;
+};
+
 struct endpoint_identity {
     endpoint_address addr;
     endpoint_address::bytes key {};
@@ -50,7 +59,7 @@ struct endpoint_identity {
 class path_manager final : public event_handler {
 public:
     path_manager(progress_loop& loop, peer_table& peers, const router& routes, const job_key& key,
-        const endpoint_identity& self, path_owner& owner, path_events& up);
+        const endpoint_identity& self, protection_policy protect, path_owner& owner, path_events& up);
     ~path_manager();
 
     // Takes the bound, listening socket.
@@ -79,6 +88,15 @@ public:
     void set_closing() noexcept { closing_ = true; }
     void reap();
 
+    // Protected paths whose stream holds decoded input epoll cannot see.
+    template <class F> void for_each_buffered(F&& f)
+    {
+        if (protected_paths_ == 0)
+            return;
+        for (auto& c : paths_)
+            if (c->st == path::state::open && c->attached && c->buffered_input())
+                f(*c);
+    }
     template <class F> void for_each_path(F&& f) const
     {
         for (const auto& c : paths_)
@@ -102,6 +120,10 @@ private:
     void refuse(path& c, const char* why);
     void handshake_closed(path& c, const std::string& why);
     void open(peer& p, path& c);
+    // Protected paths: opens the stream once the handshake's bytes are
+    // through, and drives its own handshake; then the path is ready.
+    void advance_stream(path& c);
+    void ready(path& c);
     bool flush_handshake(path& c);
     void schedule_redial(peer& p);
     void expire_handshakes();
@@ -113,6 +135,8 @@ private:
     const router& routes_;
     const job_key& key_;
     const endpoint_identity& self_;
+    const protection_policy protect_;
+    std::size_t protected_paths_ = 0; // paths that were ever given a stream
     path_owner& owner_;
     path_events& up_;
     int listen_fd_ = -1;

@@ -78,8 +78,12 @@ bool user_backend::sink_copy(path& c, const std::uint8_t* from, std::size_t n)
 
 bool user_backend::stream_end(path& c, ssize_t r, std::size_t avail)
 {
+    if (r < 0 && errno == EBADMSG) {
+        up_.path_failed(c, c.read_error(EBADMSG));
+        return true;
+    }
     // End of stream, or an error.
-    const std::string why = r == 0 ? std::string("connection closed") : std::string(std::strerror(errno));
+    const std::string why = r == 0 ? std::string("connection closed") : c.read_error(errno);
     if (avail > 0 || c.sink.active) {
         up_.path_failed(c, why + " in the middle of a frame (did the process die?)");
         return true;
@@ -133,11 +137,11 @@ bool user_backend::read_stream(path& c)
                 if (k > 0) {
                     // (An unmapped destination makes readv fail with
                     // EFAULT, which closes the path with the reason.)
-                    r = ::readv(c.fd(), iov, static_cast<int>(k));
+                    r = c.read_into(iov, static_cast<int>(k));
                 } else {
                     // Bytes nobody wants (a refused RMA write): through the
                     // receive buffer and dropped.
-                    r = ::recv(c.fd(), c.rx.data(), std::min(c.rx.size(), s.remaining), 0);
+                    r = c.read_bytes(c.rx.data(), std::min(c.rx.size(), s.remaining));
                     if (r > 0) {
                         if (!sink_copy(c, c.rx.data(), static_cast<std::size_t>(r)))
                             return true;
@@ -154,11 +158,11 @@ bool user_backend::read_stream(path& c)
                         continue;
                     if (errno == EAGAIN || errno == EWOULDBLOCK)
                         return moved;
-                    up_.path_failed(c, std::string("read failed: ") + std::strerror(errno));
+                    up_.path_failed(c, "read failed: " + c.read_error(errno));
                     return true;
                 }
                 std::size_t got = static_cast<std::size_t>(r);
-                drained = got < s.remaining;
+                drained = got < s.remaining && !c.buffered_input();
                 s.remaining -= got;
                 for (std::size_t i = 0; i < s.iov_count && got > 0; ++i) {
                     const std::size_t m = std::min(s.iov[i].iov_len, got);
@@ -238,10 +242,10 @@ bool user_backend::read_stream(path& c)
         if (drained || reads++ >= reads_per_event)
             return moved;
         const std::size_t room = c.rx.size() - c.tail;
-        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, room, 0);
+        const ssize_t r = c.read_bytes(c.rx.data() + c.tail, room);
         if (r > 0) {
             c.tail += static_cast<std::size_t>(r);
-            drained = static_cast<std::size_t>(r) < room;
+            drained = static_cast<std::size_t>(r) < room && !c.buffered_input();
             moved = true;
             continue;
         }
