@@ -138,7 +138,10 @@ handshake_status tls_stream::handshake()
         return handshake_status::want_read;
     if (code == SSL_ERROR_WANT_WRITE)
         return handshake_status::want_write;
+    const bool binder = ERR_GET_REASON(ERR_peek_error()) == SSL_R_BINDER_DOES_NOT_VERIFY;
     take_error(code, role_ == stream_role::connector ? "TLS handshake (as client)" : "TLS handshake (as server)");
+    if (binder)
+        error_ += " (the peer's pre-shared key differs: another job key, or another handshake transcript)";
     dead_ = true;
     return handshake_status::failed;
 }
