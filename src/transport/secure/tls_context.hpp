@@ -30,6 +30,9 @@ struct tls_options {
     // A KeyUpdate after this many records sent (2^24 x 16 KiB = 256 GiB),
     // within the AES-GCM limit of RFC 8446 section 5.5.
     std::uint64_t key_update_records = std::uint64_t {1} << 24;
+    // For tests on kernels without kTLS: OpenSSL's socket BIO (and the
+    // SIGPIPE guard) as with kTLS, the record crypto still in user space.
+    bool openssl_socket_bio = false;
 };
 
 // The context for one role and set of options, made once and shared by all

@@ -81,12 +81,15 @@ tls_stream::tls_stream(int fd, stream_role role, const secret& psk, const tls_op
     // kTLS needs the "tls" upper-layer protocol on the socket; asking for it
     // here is what OpenSSL's socket BIO would do, and its answer decides
     // which BIO is used.
-    if (::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0) {
+    const bool ulp = ::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0;
+    ulp_ = ulp ? "kernel tls ULP attached" : std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
+    if (ulp || opt.openssl_socket_bio) {
         kernel_bio_ = true;
-        ulp_ = "kernel tls ULP attached";
-        SSL_set_fd(ssl_, fd);
+        if (SSL_set_fd(ssl_, fd) != 1) {
+            SSL_free(ssl_);
+            throw std::runtime_error(openssl_error("SSL_set_fd failed"));
+        }
     } else {
-        ulp_ = std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
         BIO* b = bio_.make_bio();
         if (b == nullptr) {
             SSL_free(ssl_);
@@ -155,7 +158,7 @@ std::string tls_stream::describe() const
     }
     d += offload_.send ? ", kTLS send" : ", user-space send";
     d += offload_.recv ? ", kTLS receive" : ", user-space receive";
-    return d + "; " + ulp_ + ")";
+    return d + "; " + ulp_ + (kernel_bio_ ? ", OpenSSL's socket BIO)" : ")");
 }
 
 bool tls_stream::buffered_input() const
