@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
 
@@ -21,8 +22,10 @@ namespace hashi::secure {
 namespace {
 
 // Blocks SIGPIPE in this thread while OpenSSL's socket BIO write()s, and
-// swallows the SIGPIPE a reset connection raised meanwhile (but not one
-// that was pending before), so a vanished peer is an error code.
+// swallows the SIGPIPE a reset connection raised meanwhile, so a vanished
+// peer is an error code: three system calls per OpenSSL call (block, take a
+// pending SIGPIPE, restore). If the thread already blocks SIGPIPE, a pending
+// one may be the application's, so it is left alone.
 class sigpipe_guard {
 public:
     explicit sigpipe_guard(bool active) : active_(active)
@@ -31,17 +34,16 @@ public:
             return;
         sigemptyset(&pipe_);
         sigaddset(&pipe_, SIGPIPE);
-        sigset_t pending;
-        sigpending(&pending);
-        was_pending_ = sigismember(&pending, SIGPIPE) == 1;
         pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+        ours_ = sigismember(&old_, SIGPIPE) == 0;
     }
     ~sigpipe_guard()
     {
         if (!active_)
             return;
         const int saved = errno;
-        if (!was_pending_) {
+        if (ours_) {
+            // Not only after EPIPE: OpenSSL may have made another call since.
             const timespec zero {};
             while (sigtimedwait(&pipe_, nullptr, &zero) == SIGPIPE) {
             }
@@ -54,7 +56,7 @@ public:
 
 private:
     bool active_;
-    bool was_pending_ = false;
+    bool ours_ = false;
     sigset_t pipe_ {};
     sigset_t old_ {};
 };
@@ -271,6 +273,8 @@ ssize_t tls_stream::writev(const iovec* iov, int iovcnt)
         errno = write_errno_ != 0 ? write_errno_ : EPIPE;
         return -1;
     }
+    if (offload_.send)
+        return kernel_writev(iov, iovcnt);
     iov_cursor from(iov, iovcnt);
     if (from.done())
         return 0;
@@ -318,6 +322,21 @@ ssize_t tls_stream::writev(const iovec* iov, int iovcnt)
         write_errno_ = errno;
     counters_.bytes_sent += taken;
     return static_cast<ssize_t>(taken);
+}
+
+ssize_t tls_stream::kernel_writev(const iovec* iov, int iovcnt)
+{
+    // The kernel holds the send keys and makes the records itself: the
+    // iovecs go straight to sendmsg, as for a plain stream (MSG_NOSIGNAL, no
+    // copy, no OpenSSL). OpenSSL has nothing left to send once the handshake
+    // is done (no tickets, no KeyUpdate with kTLS), so nothing interleaves.
+    msghdr mh {};
+    mh.msg_iov = const_cast<iovec*>(iov);
+    mh.msg_iovlen = static_cast<std::size_t>(iovcnt < 0 ? 0 : iovcnt > IOV_MAX ? IOV_MAX : iovcnt);
+    const ssize_t w = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+    if (w > 0)
+        counters_.bytes_sent += static_cast<std::uint64_t>(w);
+    return w;
 }
 
 int tls_stream::flush()
