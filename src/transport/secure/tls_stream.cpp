@@ -2,6 +2,7 @@
 #include "transport/secure/tls_stream.hpp"
 
 #include "transport/secure/iov_cursor.hpp"
+#include "transport/secure/plain_stream.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,7 +14,6 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <stdexcept>
 
@@ -83,8 +83,10 @@ tls_stream::tls_stream(int fd, stream_role role, const secret& psk, const tls_op
     // kTLS needs the "tls" upper-layer protocol on the socket; asking for it
     // here is what OpenSSL's socket BIO would do, and its answer decides
     // which BIO is used.
-    const bool ulp = ::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0;
-    ulp_ = ulp ? "kernel tls ULP attached" : std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
+    const bool ulp = opt.kernel_tls && ::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0;
+    ulp_ = ulp             ? "kernel tls ULP attached"
+        : !opt.kernel_tls ? "kTLS not asked for"
+                          : std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
     if (ulp || opt.openssl_socket_bio) {
         kernel_bio_ = true;
         if (SSL_set_fd(ssl_, fd) != 1) {
@@ -330,10 +332,7 @@ ssize_t tls_stream::kernel_writev(const iovec* iov, int iovcnt)
     // iovecs go straight to sendmsg, as for a plain stream (MSG_NOSIGNAL, no
     // copy, no OpenSSL). OpenSSL has nothing left to send once the handshake
     // is done (no tickets, no KeyUpdate with kTLS), so nothing interleaves.
-    msghdr mh {};
-    mh.msg_iov = const_cast<iovec*>(iov);
-    mh.msg_iovlen = static_cast<std::size_t>(iovcnt < 0 ? 0 : iovcnt > IOV_MAX ? IOV_MAX : iovcnt);
-    const ssize_t w = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+    const ssize_t w = send_iovecs(fd_, iov, iovcnt);
     if (w > 0)
         counters_.bytes_sent += static_cast<std::uint64_t>(w);
     return w;
