@@ -60,6 +60,11 @@ std::vector<variant> variants()
     o.tls.ciphersuite = "TLS_CHACHA20_POLY1305_SHA256";
     o.tls.forward_secrecy = true;
     v.push_back({"tls-chacha20-dhe", secure::protection::encryption, o});
+    // What a kTLS-capable kernel runs (OpenSSL's socket BIO, SIGPIPE guard),
+    // with the crypto still in user space here: the cost of that path alone.
+    o = {};
+    o.tls.openssl_socket_bio = true;
+    v.push_back({"tls-aes128-sockbio", secure::protection::encryption, o});
     return v;
 }
 

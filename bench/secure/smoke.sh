@@ -10,7 +10,7 @@ run quick -- "$HASHI_SRCDIR/bench/secure/run-secure" --build-dir "$HASHI_BUILDDI
 expect_status quick 0
 expect_in cpu quick.out '^== cpu: .*crypto flags: '
 expect_in ktls quick.out '^== kernel .*TCP upper-layer protocols available: '
-for v in plain integrity-gmac integrity-hmac tls-aes128-dhe tls-aes128-nodhe tls-chacha20-dhe; do
+for v in plain integrity-gmac integrity-hmac tls-aes128-dhe tls-aes128-nodhe tls-chacha20-dhe tls-aes128-sockbio; do
     for m in bw_1KiB bw_16MiB cpu_64KiB lat_8B lat_4096B handshake; do
         expect_in "$v-$m" "$out/results.txt" "^result $v $m [0-9]+\.[0-9]+$"
     done

@@ -58,7 +58,7 @@ public:
     // Drives the stream's own handshake (TLS); failed: error() says why.
     virtual handshake_status handshake() = 0;
 
-    // Like recv(2): > 0 bytes into buf, 0 at the end of the stream, -1 with
+    // Like recv(2), len > 0: > 0 bytes into buf, 0 at the end of the stream, -1 with
     // errno: EAGAIN nothing ready; EBADMSG the peer's bytes failed
     // authentication or are malformed (error() says how; the stream is dead
     // from then on and the path closes the connection); others from recv.

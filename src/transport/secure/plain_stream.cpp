@@ -15,12 +15,17 @@ ssize_t plain_stream::read(void* buf, std::size_t len)
     return r;
 }
 
-ssize_t plain_stream::writev(const iovec* iov, int iovcnt)
+ssize_t send_iovecs(int fd, const iovec* iov, int iovcnt) noexcept
 {
     msghdr mh {};
     mh.msg_iov = const_cast<iovec*>(iov);
     mh.msg_iovlen = static_cast<std::size_t>(iovcnt < 0 ? 0 : iovcnt > IOV_MAX ? IOV_MAX : iovcnt);
-    const ssize_t w = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
+    return ::sendmsg(fd, &mh, MSG_NOSIGNAL);
+}
+
+ssize_t plain_stream::writev(const iovec* iov, int iovcnt)
+{
+    const ssize_t w = send_iovecs(fd_, iov, iovcnt);
     if (w > 0)
         counters_.bytes_sent += static_cast<std::uint64_t>(w);
     return w;

@@ -7,6 +7,10 @@
 
 namespace hashi::secure {
 
+// sendmsg(MSG_NOSIGNAL) of at most IOV_MAX iovecs: the plain stream's
+// writev, and the TLS stream's once the kernel encrypts.
+ssize_t send_iovecs(int fd, const iovec* iov, int iovcnt) noexcept;
+
 class plain_stream final : public byte_stream {
 public:
     explicit plain_stream(int fd) noexcept : fd_(fd) {}

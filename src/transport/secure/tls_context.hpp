@@ -30,6 +30,13 @@ struct tls_options {
     // A KeyUpdate after this many records sent (2^24 x 16 KiB = 256 GiB),
     // within the AES-GCM limit of RFC 8446 section 5.5.
     std::uint64_t key_update_records = std::uint64_t {1} << 24;
+    // Let the kernel do the record crypto where it can (kTLS; OpenSSL 3.0:
+    // sending only). Not measured here (no kTLS on the development host):
+    // off if a kTLS host's figures say so (bench/secure, variant sockbio).
+    bool kernel_tls = true;
+    // For tests on kernels without kTLS: OpenSSL's socket BIO (and the
+    // SIGPIPE guard) as with kTLS, the record crypto still in user space.
+    bool openssl_socket_bio = false;
 };
 
 // The context for one role and set of options, made once and shared by all

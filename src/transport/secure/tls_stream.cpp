@@ -2,6 +2,7 @@
 #include "transport/secure/tls_stream.hpp"
 
 #include "transport/secure/iov_cursor.hpp"
+#include "transport/secure/plain_stream.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -21,8 +22,10 @@ namespace hashi::secure {
 namespace {
 
 // Blocks SIGPIPE in this thread while OpenSSL's socket BIO write()s, and
-// swallows the SIGPIPE a reset connection raised meanwhile (but not one
-// that was pending before), so a vanished peer is an error code.
+// swallows the SIGPIPE a reset connection raised meanwhile, so a vanished
+// peer is an error code: three system calls per OpenSSL call (block, take a
+// pending SIGPIPE, restore). If the thread already blocks SIGPIPE, a pending
+// one may be the application's, so it is left alone.
 class sigpipe_guard {
 public:
     explicit sigpipe_guard(bool active) : active_(active)
@@ -31,17 +34,16 @@ public:
             return;
         sigemptyset(&pipe_);
         sigaddset(&pipe_, SIGPIPE);
-        sigset_t pending;
-        sigpending(&pending);
-        was_pending_ = sigismember(&pending, SIGPIPE) == 1;
         pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+        ours_ = sigismember(&old_, SIGPIPE) == 0;
     }
     ~sigpipe_guard()
     {
         if (!active_)
             return;
         const int saved = errno;
-        if (!was_pending_) {
+        if (ours_) {
+            // Not only after EPIPE: OpenSSL may have made another call since.
             const timespec zero {};
             while (sigtimedwait(&pipe_, nullptr, &zero) == SIGPIPE) {
             }
@@ -54,7 +56,7 @@ public:
 
 private:
     bool active_;
-    bool was_pending_ = false;
+    bool ours_ = false;
     sigset_t pipe_ {};
     sigset_t old_ {};
 };
@@ -81,12 +83,17 @@ tls_stream::tls_stream(int fd, stream_role role, const secret& psk, const tls_op
     // kTLS needs the "tls" upper-layer protocol on the socket; asking for it
     // here is what OpenSSL's socket BIO would do, and its answer decides
     // which BIO is used.
-    if (::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0) {
+    const bool ulp = opt.kernel_tls && ::setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof "tls") == 0;
+    ulp_ = ulp             ? "kernel tls ULP attached"
+        : !opt.kernel_tls ? "kTLS not asked for"
+                          : std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
+    if (ulp || opt.openssl_socket_bio) {
         kernel_bio_ = true;
-        ulp_ = "kernel tls ULP attached";
-        SSL_set_fd(ssl_, fd);
+        if (SSL_set_fd(ssl_, fd) != 1) {
+            SSL_free(ssl_);
+            throw std::runtime_error(openssl_error("SSL_set_fd failed"));
+        }
     } else {
-        ulp_ = std::string("kernel has no tls ULP (TCP_ULP: ") + std::strerror(errno) + ")";
         BIO* b = bio_.make_bio();
         if (b == nullptr) {
             SSL_free(ssl_);
@@ -138,7 +145,10 @@ handshake_status tls_stream::handshake()
         return handshake_status::want_read;
     if (code == SSL_ERROR_WANT_WRITE)
         return handshake_status::want_write;
+    const bool binder = ERR_GET_REASON(ERR_peek_error()) == SSL_R_BINDER_DOES_NOT_VERIFY;
     take_error(code, role_ == stream_role::connector ? "TLS handshake (as client)" : "TLS handshake (as server)");
+    if (binder)
+        error_ += " (the peer's pre-shared key differs: another job key, or another handshake transcript)";
     dead_ = true;
     return handshake_status::failed;
 }
@@ -152,7 +162,7 @@ std::string tls_stream::describe() const
     }
     d += offload_.send ? ", kTLS send" : ", user-space send";
     d += offload_.recv ? ", kTLS receive" : ", user-space receive";
-    return d + "; " + ulp_ + ")";
+    return d + "; " + ulp_ + (kernel_bio_ ? ", OpenSSL's socket BIO)" : ")");
 }
 
 bool tls_stream::buffered_input() const
@@ -265,6 +275,8 @@ ssize_t tls_stream::writev(const iovec* iov, int iovcnt)
         errno = write_errno_ != 0 ? write_errno_ : EPIPE;
         return -1;
     }
+    if (offload_.send)
+        return kernel_writev(iov, iovcnt);
     iov_cursor from(iov, iovcnt);
     if (from.done())
         return 0;
@@ -312,6 +324,18 @@ ssize_t tls_stream::writev(const iovec* iov, int iovcnt)
         write_errno_ = errno;
     counters_.bytes_sent += taken;
     return static_cast<ssize_t>(taken);
+}
+
+ssize_t tls_stream::kernel_writev(const iovec* iov, int iovcnt)
+{
+    // The kernel holds the send keys and makes the records itself: the
+    // iovecs go straight to sendmsg, as for a plain stream (MSG_NOSIGNAL, no
+    // copy, no OpenSSL). OpenSSL has nothing left to send once the handshake
+    // is done (no tickets, no KeyUpdate with kTLS), so nothing interleaves.
+    const ssize_t w = send_iovecs(fd_, iov, iovcnt);
+    if (w > 0)
+        counters_.bytes_sent += static_cast<std::uint64_t>(w);
+    return w;
 }
 
 int tls_stream::flush()

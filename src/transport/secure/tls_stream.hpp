@@ -13,9 +13,10 @@
 // Who does the record crypto: if the kernel accepts the "tls" upper-layer
 // protocol on the socket (setsockopt TCP_ULP), OpenSSL's socket BIO is used
 // and hands the send keys to the kernel (OpenSSL 3.0 offloads only sending
-// for TLS 1.3); SIGPIPE is then blocked around each OpenSSL call because
-// that BIO uses write(). Otherwise a BIO of our own (tls_socket_bio.hpp).
-// offload() and describe() tell which.
+// for TLS 1.3); from then on writev is sendmsg on the socket (the kernel
+// makes the records), and SIGPIPE is blocked around each OpenSSL call
+// because that BIO uses write(). Otherwise a BIO of our own
+// (tls_socket_bio.hpp). offload() and describe() tell which.
 //
 // Keys: a KeyUpdate of the send key every tls_options::key_update_records
 // records (never with kTLS sending, which OpenSSL 3.0 cannot update); the
@@ -57,6 +58,8 @@ private:
     // One SSL_write of [p, p + n): 1 written, 0 sealed but not all sent
     // (retry with the same bytes), -1 failed (errno set, error_ maybe).
     int write_record(const std::uint8_t* p, std::size_t n);
+    // writev once the kernel encrypts (kTLS send): sendmsg.
+    ssize_t kernel_writev(const iovec* iov, int iovcnt);
     // Retries the pending record from staging_: 0 done, -1 with errno.
     int retry_pending();
     // A failed OpenSSL call (SSL_get_error's code) as errno and error_.
