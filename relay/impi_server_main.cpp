@@ -3,7 +3,7 @@
 // the address clients use, runs the IMPI startup and Hashi's PMI barriers,
 // and exits when every client sent FINI (0) or the job failed (1).
 #include "config.h"
-#include "impi/server.hpp"
+#include "relay/server/server.hpp"
 
 #include <signal.h>
 #include <sys/signalfd.h>

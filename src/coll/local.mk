@@ -17,7 +17,7 @@ libhashi_coll_la_SOURCES = \
 	src/coll/cost_model.cpp src/coll/cost_model.hpp \
 	src/coll/link_params.cpp src/coll/link_params.hpp \
 	src/coll/probe.cpp \
-	src/coll/pacing.cpp src/coll/pacing.hpp src/coll/wan_share_abi.h \
+	src/coll/pacing.cpp src/coll/pacing.hpp src/common/abi/wan_share_abi.h \
 	src/coll/schedule.cpp src/coll/schedule.hpp \
 	src/coll/nonblocking.cpp src/coll/nonblocking.hpp \
 	src/coll/tuning.hpp \

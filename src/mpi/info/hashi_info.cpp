@@ -2,7 +2,7 @@
 // hashi-info: what this Hashi install is made of and what it can use, in
 // the spirit of mpichversion and ompi_info. Versions are asked of the
 // libraries themselves at run time, not copied from build time.
-#include "../common/install_paths.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "mpi/info/stats_summary.hpp"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "job.hpp"
 
-#include "../common/install_paths.hpp"
+#include "common/install_paths.hpp"
 #include "capacity.hpp"
 #include "launcher.hpp"
 #include "pmi_auth.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mpiexec / mpirun: Hashi's process manager. Starts an MPI job and serves
 // PMI-1 to it; see `mpiexec -help` and doc/user-guide.md.
-#include "../common/install_paths.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "job.hpp"
 #include "options.hpp"

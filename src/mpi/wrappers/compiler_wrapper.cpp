@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mpicc, mpicxx, mpifort, mpif77, mpif90: compile and link against the
 // Hashi install tree this binary belongs to. `-show` prints the command.
-#include "../common/install_paths.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "wrapper_args.hpp"
 

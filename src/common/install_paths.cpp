@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "install_paths.hpp"
+#include "common/install_paths.hpp"
 
 #include <cstdlib>
 #include <system_error>
