@@ -67,6 +67,7 @@ EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 check_PROGRAMS += tests/security/hashi-intruder
 tests_security_hashi_intruder_SOURCES = tests/security/intruder.cpp \
 	src/transport/wire/frame.cpp src/transport/wire/handshake.cpp src/transport/address.cpp
+tests_security_hashi_intruder_LDADD = libhashi_common.a
 SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh \
 	tests/security/impi-flood.sh
 TESTS += $(SECURITY_TESTS)
