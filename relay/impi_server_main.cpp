@@ -2,13 +2,13 @@
 // impi-server: the rendezvous of a federated job (relay/README.md). Prints
 // the address clients use, runs the IMPI startup and Hashi's PMI barriers,
 // and exits when every client sent FINI (0) or the job failed (1).
+#include "common/environment.hpp"
 #include "config.h"
-#include "impi/server.hpp"
+#include "relay/server/server.hpp"
 
 #include <signal.h>
 #include <sys/signalfd.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -16,6 +16,8 @@
 using namespace hashi::impi;
 
 namespace {
+
+constexpr std::uint64_t max_timeout = 24 * 3600;
 
 const char* usage = R"(Usage: impi-server -server N [options]
 
@@ -57,33 +59,23 @@ Every option may also be written with two dashes, and with its value after
 '=' (--host=ADDR).
 )";
 
-std::optional<long> number(const std::string& text, long lo, long hi)
-{
-    long v = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (text.empty() || ec != std::errc() || p != text.data() + text.size() || v < lo || v > hi) {
-        return std::nullopt;
-    }
-    return v;
-}
-
-std::optional<std::string> getenv_opt(const std::string& name)
-{
-    const char* v = std::getenv(name.c_str());
-    return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
     ServerConfig cfg;
     CredentialFlags flags;
-    std::optional<long> nclients;
-    std::optional<long> timeout;
+    std::optional<std::uint64_t> nclients;
+    std::optional<std::uint64_t> timeout;
     auto usage_error = [](const std::string& what) {
         std::cerr << "impi-server: error: " << what << " (impi-server -help lists the options)" << std::endl;
         return 2;
+    };
+    // What the last number that did not parse was wrong with.
+    std::string bad;
+    auto whole = [&bad](const std::string& label, const std::string& text, std::uint64_t lo, std::uint64_t hi,
+                     std::string_view unit = {}) {
+        return hashi::parse_whole(label, text, {.lo = lo, .hi = hi, .unit = unit}, bad);
     };
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -137,33 +129,33 @@ int main(int argc, char** argv)
             return usage_error("option " + a + " needs a value");
         }
         if (a == "-server") {
-            nclients = number(*v, 1, max_clients);
+            nclients = whole("option -server", *v, 1, max_clients, "clients");
             if (!nclients) {
-                return usage_error("-server expects a client count from 1 to 32, got '" + *v + "'");
+                return usage_error(bad);
             }
         } else if (a == "-host") {
             cfg.host = *v;
         } else if (a == "-port") {
-            auto p = number(*v, 0, 65535);
+            auto p = whole("option -port", *v, 0, 65535);
             if (!p) {
-                return usage_error("-port expects a port number, got '" + *v + "'");
+                return usage_error(bad);
             }
             cfg.port = static_cast<std::uint16_t>(*p);
         } else if (a == "-timeout") {
-            timeout = number(*v, 1, 24 * 3600);
+            timeout = whole("option -timeout", *v, 1, max_timeout, "seconds");
             if (!timeout) {
-                return usage_error("-timeout expects seconds (1..86400), got '" + *v + "'");
+                return usage_error(bad);
             }
         } else if (a == "-auth-timeout") {
-            auto t = number(*v, 1, 600);
+            auto t = whole("option -auth-timeout", *v, 1, 600, "seconds");
             if (!t) {
-                return usage_error("-auth-timeout expects seconds (1..600), got '" + *v + "'");
+                return usage_error(bad);
             }
             cfg.admission.deadline = std::chrono::seconds(*t);
         } else if (a == "-max-unauth" || a == "-max-unauth-per-source") {
-            auto n = number(*v, 1, 4096);
+            auto n = whole("option " + a, *v, 1, 4096, "connections");
             if (!n) {
-                return usage_error(a + " expects a connection count (1..4096), got '" + *v + "'");
+                return usage_error(bad);
             }
             (a == "-max-unauth" ? cfg.admission.total : cfg.admission.per_source) = static_cast<std::size_t>(*n);
         } else if (a == "-impi-secret-file") {
@@ -181,10 +173,10 @@ int main(int argc, char** argv)
     }
     cfg.nclients = static_cast<std::uint32_t>(*nclients);
     if (!timeout) {
-        if (auto t = getenv_opt("HASHI_IMPI_TIMEOUT"); t && !t->empty()) {
-            timeout = number(*t, 1, 24 * 3600);
+        if (auto t = hashi::env_text("HASHI_IMPI_TIMEOUT")) {
+            timeout = whole("HASHI_IMPI_TIMEOUT=", *t, 1, max_timeout, "seconds");
             if (!timeout) {
-                return usage_error("HASHI_IMPI_TIMEOUT (environment) expects seconds, got '" + *t + "'");
+                return usage_error(bad);
             }
         }
     }
@@ -192,7 +184,7 @@ int main(int argc, char** argv)
         cfg.startup_timeout = std::chrono::seconds(*timeout);
     }
     try {
-        cfg.credentials = resolve_credentials(flags, getenv_opt);
+        cfg.credentials = resolve_credentials(flags, hashi::env_value);
     } catch (const CredentialError& e) {
         std::cerr << "impi-server: error: " << e.what() << std::endl;
         return 2;

@@ -1,23 +1,33 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# relay: federation of clusters (relay/README.md). impi-server and the IMPI
-# startup codec that mpiexec -client shares with it.
+# relay: federation of clusters (relay/README.md). The IMPI protocol library
+# (relay/impi) that every IMPI speaker links, and impi-server (relay/server
+# and its main).
 
-## The IMPI codec, authentication and server engine ##########################
-noinst_LIBRARIES += libhashi_impi.a
-libhashi_impi_a_SOURCES = \
+## The IMPI protocol: what both ends of an IMPI connection need ##############
+# The codec (frames, startup tables), the job's authentication and the
+# framed control channel. impi-server, mpiexec -client and the coming
+# impi-relay each link it; it knows nothing of who serves whom.
+noinst_LIBRARIES += libhashi_impi_proto.a
+libhashi_impi_proto_a_SOURCES = \
 	relay/impi/wire.cpp relay/impi/wire.hpp \
 	relay/impi/startup_tables.cpp relay/impi/startup_tables.hpp \
 	relay/impi/auth.cpp relay/impi/auth.hpp \
-	relay/impi/channel.cpp relay/impi/channel.hpp \
-	relay/impi/admission.cpp relay/impi/admission.hpp \
-	relay/impi/log_limit.cpp relay/impi/log_limit.hpp \
-	relay/impi/server.cpp relay/impi/server.hpp
-libhashi_impi_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS)
+	relay/impi/channel.cpp relay/impi/channel.hpp
+libhashi_impi_proto_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS)
+
+## impi-server's engine: admission of strangers and the rendezvous ##########
+noinst_LIBRARIES += libhashi_impi_server.a
+libhashi_impi_server_a_SOURCES = \
+	relay/server/admission.cpp relay/server/admission.hpp \
+	relay/server/log_limit.cpp relay/server/log_limit.hpp \
+	relay/server/server.cpp relay/server/server.hpp
+libhashi_impi_server_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
 
 ## impi-server ###############################################################
 bin_PROGRAMS += impi-server
 impi_server_SOURCES = relay/impi_server_main.cpp
-impi_server_LDADD = libhashi_impi.a $(CRYPTO_LIBS)
+impi_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+impi_server_LDADD = libhashi_impi_server.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS)
 
 ## Tests #####################################################################
 check_PROGRAMS += tests/unit/impi-unit
@@ -30,7 +40,7 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/test_admission.cpp \
 	tests/unit/impi/test_session.cpp
 tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
-tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_common.a $(CRYPTO_LIBS) \
+tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_server.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) \
 	-lboost_unit_test_framework -lpthread
 TESTS += tests/unit/impi-unit
 

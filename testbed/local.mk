@@ -16,7 +16,7 @@ hashi_delayline_SOURCES = \
 	testbed/delayline/frame_queue.cpp testbed/delayline/frame_queue.hpp \
 	testbed/delayline/forwarder.cpp testbed/delayline/forwarder.hpp \
 	testbed/delayline/clock.hpp
-hashi_delayline_LDADD = -lpthread
+hashi_delayline_LDADD = libhashi_common.a -lpthread
 
 ## Tests ####################################################################
 check_PROGRAMS += testbed/delayline/frame-queue-test

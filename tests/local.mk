@@ -43,7 +43,7 @@ tests_unit_hashi_unit_SOURCES = \
 	tests/unit/test_output_forwarder.cpp \
 	tests/unit/test_wrapper_args.cpp
 tests_unit_hashi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK -DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) \
+tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) \
 	-lboost_unit_test_framework
 TESTS += tests/unit/hashi-unit
 
@@ -67,6 +67,7 @@ EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 check_PROGRAMS += tests/security/hashi-intruder
 tests_security_hashi_intruder_SOURCES = tests/security/intruder.cpp \
 	src/transport/wire/frame.cpp src/transport/wire/handshake.cpp src/transport/address.cpp
+tests_security_hashi_intruder_LDADD = libhashi_common.a
 SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh \
 	tests/security/impi-flood.sh
 TESTS += $(SECURITY_TESTS)

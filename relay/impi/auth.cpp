@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "auth.hpp"
 
+#include "common/number_text.hpp"
+
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -192,12 +193,12 @@ Credentials resolve_credentials(const CredentialFlags& flags, const EnvLookup& e
         if (!text || text->empty()) {
             throw CredentialError("-impi-auth-key needs a key: -impi-key N or IMPI_AUTH_KEY=N in the environment");
         }
-        std::uint64_t k = 0;
-        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), k);
-        if (ec != std::errc() || ptr != text->data() + text->size()) {
-            throw CredentialError("the IMPI key '" + *text + "' is not a decimal 64-bit number");
+        std::string error;
+        const auto k = parse_whole(flags.key ? "option -impi-key" : "IMPI_AUTH_KEY=", *text, {}, error);
+        if (!k) {
+            throw CredentialError(error);
         }
-        c.key = k;
+        c.key = *k;
     } else if (flags.key) {
         throw CredentialError("-impi-key given without -impi-auth-key, which enables the weak IMPI_AUTH_KEY method");
     }

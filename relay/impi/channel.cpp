@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "channel.hpp"
 
+#include "common/environment.hpp"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -32,22 +34,17 @@ int ms_until(Clock::time_point deadline)
 unsigned int peer_timeout_seconds()
 {
     constexpr unsigned int fallback = 20;
-    const char* env = std::getenv("HASHI_IMPI_PEER_TIMEOUT");
-    if (env == nullptr || *env == '\0') {
-        return fallback;
-    }
-    char* end = nullptr;
-    unsigned long v = std::strtoul(env, &end, 10);
-    if (*end != '\0' || v < 5 || v > 600) {
+    std::string error;
+    const auto v = env_whole("HASHI_IMPI_PEER_TIMEOUT", fallback, {.lo = 5, .hi = 600, .unit = "seconds"}, error);
+    if (!v) {
         static bool told = false;
         if (!told) {
-            std::fprintf(stderr,
-                "hashi: warning: HASHI_IMPI_PEER_TIMEOUT='%s' is not seconds from 5 to 600; using %u\n", env, fallback);
+            std::fprintf(stderr, "hashi: warning: %s; using %u\n", error.c_str(), fallback);
             told = true;
         }
         return fallback;
     }
-    return static_cast<unsigned int>(v);
+    return static_cast<unsigned int>(*v);
 }
 
 } // namespace
@@ -229,9 +226,8 @@ std::pair<std::string, std::string> split_host_port(const std::string& host_port
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
         host = host.substr(1, host.size() - 2);
     }
-    if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 || std::stoi(port) > 65535 ||
-        std::stoi(port) == 0) {
-        throw std::invalid_argument("'" + port + "' in '" + host_port + "' is not a port number");
+    if (std::string error; !parse_whole("port", port, {.lo = 1, .hi = 65535}, error)) {
+        throw std::invalid_argument(error + " (in '" + host_port + "')");
     }
     return {host, port};
 }

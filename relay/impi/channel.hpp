@@ -5,7 +5,7 @@
 // and by mpiexec for its connection to the server.
 #pragma once
 
-#include "mpi/common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 #include "wire.hpp"
 
 #include <chrono>

@@ -4,8 +4,9 @@
 // callback frees our sub-communicators when the user frees theirs.
 #include "hierarchy.hpp"
 
+#include "common/environment.hpp"
+
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -143,20 +144,15 @@ Hierarchy* build(MPI_Comm user_comm)
 int my_cluster_id()
 {
     static const int id = [] {
-        const char* v = std::getenv("HASHI_CLUSTER_ID");
-        if (v == nullptr || *v == '\0')
-            return 0;
-        errno = 0;
-        char* end = nullptr;
-        const long n = std::strtol(v, &end, 10);
-        if (end == v || *end != '\0' || errno != 0 || n < 0 || n > 0x7fffffff) {
+        std::string error;
+        const auto n = env_whole("HASHI_CLUSTER_ID", 0, {.hi = 0x7fffffff}, error);
+        if (!n) {
             std::fprintf(stderr,
-                "hashi-coll: error: HASHI_CLUSTER_ID='%s' is not a cluster number (a non-negative "
-                "integer; Hashi's mpiexec sets it, -client K gives K)\n",
-                v);
+                "hashi-coll: error: %s (the cluster's number: Hashi's mpiexec sets it, -client K gives K)\n",
+                error.c_str());
             std::exit(1);
         }
-        return static_cast<int>(n);
+        return static_cast<int>(*n);
     }();
     return id;
 }

@@ -17,7 +17,7 @@ libhashi_coll_la_SOURCES = \
 	src/coll/cost_model.cpp src/coll/cost_model.hpp \
 	src/coll/link_params.cpp src/coll/link_params.hpp \
 	src/coll/probe.cpp \
-	src/coll/pacing.cpp src/coll/pacing.hpp src/coll/wan_share_abi.h \
+	src/coll/pacing.cpp src/coll/pacing.hpp src/common/abi/wan_share_abi.h \
 	src/coll/schedule.cpp src/coll/schedule.hpp \
 	src/coll/nonblocking.cpp src/coll/nonblocking.hpp \
 	src/coll/tuning.hpp \
@@ -55,7 +55,7 @@ libhashi_coll_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 # As libhashi-scash: libmpi by path, found next to the library at run time.
 libhashi_coll_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 	-Wl,$(MPICH_BASE)/lib/libmpi.so -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
-libhashi_coll_la_LIBADD = $(HASHI_SANITIZE_LIBS)
+libhashi_coll_la_LIBADD = libhashi_common_pic.la $(HASHI_SANITIZE_LIBS)
 EXTRA_libhashi_coll_la_DEPENDENCIES = $(MPICH_STAMP)
 EXTRA_DIST += src/coll/README.md
 
@@ -74,7 +74,7 @@ tests_unit_coll_unit_SOURCES = \
 	src/coll/link_params.cpp \
 	src/coll/hierarchy.cpp
 tests_unit_coll_unit_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) -I$(top_srcdir)/src/coll -DBOOST_TEST_DYN_LINK
-tests_unit_coll_unit_LDADD = -lboost_unit_test_framework $(MPICH_LIBS)
+tests_unit_coll_unit_LDADD = libhashi_common.a -lboost_unit_test_framework $(MPICH_LIBS)
 tests_unit_coll_unit_LDFLAGS = -Wl,-rpath,$(MPICH_BASE)/lib
 EXTRA_tests_unit_coll_unit_DEPENDENCIES = $(MPICH_STAMP)
 TESTS += tests/unit/coll-unit

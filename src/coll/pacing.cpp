@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "pacing.hpp"
 
+#include "common/abi/wan_share_abi.h"
 #include "link_params.hpp"
-#include "wan_share_abi.h"
 
-// Exported under a C name for the provider (see wan_share_abi.h).
+// Exported under a C name for the provider (the contract is in common/abi/wan_share_abi.h).
 extern "C" {
 __attribute__((visibility("default"))) hashi_wan_share hashi_coll_wan_share = {HASHI_WAN_SHARE_ABI, 0, 0, 0};
 }

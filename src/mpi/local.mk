@@ -47,12 +47,8 @@ uninstall-mpich-base:
 	cd "$(MPICH_BASE)/share/man/man3" && for f in *.3; do rm -f "$(DESTDIR)$(mandir)/man3/$$f"; done
 	rm -f "$(DESTDIR)$(pkgdatadir)/mpich-configure-flags" "$(DESTDIR)$(pkgdatadir)/mpich-version"
 
-## Shared code ##############################################################
-noinst_LIBRARIES += libhashi_common.a libhashi_mpiexec.a
-libhashi_common_a_SOURCES = \
-	src/mpi/common/install_paths.cpp src/mpi/common/install_paths.hpp \
-	src/mpi/common/unique_fd.hpp
-
+## mpiexec's engine (shared with its unit tests) ###########################
+noinst_LIBRARIES += libhashi_mpiexec.a
 libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/hostfile.cpp src/mpi/mpiexec/hostfile.hpp \
 	src/mpi/mpiexec/options.cpp src/mpi/mpiexec/options.hpp \
@@ -69,13 +65,13 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/ssh_shim.cpp src/mpi/mpiexec/ssh_shim.hpp \
 	src/mpi/mpiexec/impi_client.cpp src/mpi/mpiexec/impi_client.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
-# mpiexec -client shares the IMPI codec with impi-server (relay/impi).
+# mpiexec -client speaks IMPI with the protocol library of relay/impi.
 libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
 
 ## mpiexec / mpirun #########################################################
 bin_PROGRAMS += mpiexec
 mpiexec_SOURCES = src/mpi/mpiexec/main.cpp
-mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi.a libhashi_common.a $(CRYPTO_LIBS)
+mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS)
 
 ## Compiler wrappers ########################################################
 # One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The C API (scash.h): argument and state checks with messages that say
 // what to do, then the parts in runtime.hpp. Nothing throws across it.
+#include "common/environment.hpp"
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
 #include "scash/scash.h"
@@ -67,10 +68,39 @@ int finalize_at_mpi_finalize(MPI_Comm, int, void*, void*)
     return MPI_SUCCESS;
 }
 
-std::size_t env_size(const char* name, std::size_t fallback)
+// SCASH's environment settings into `rt`; false and `why` (naming the
+// variable, its value and what is accepted) when one is malformed. Every
+// process sees the same environment (mpiexec passes it on), so all of them
+// refuse alike and none is left waiting in a collective.
+bool read_settings(Runtime& rt, std::string& why)
 {
-    const char* v = std::getenv(name);
-    return v && *v ? std::size_t(std::strtoull(v, nullptr, 10)) : fallback;
+    const auto migration = env_switch("SCASH_MIGRATION", rt.migration.enabled, why);
+    if (!migration)
+        return false;
+    const auto hysteresis =
+        env_whole("SCASH_HYSTERESIS", unsigned(rt.migration.hysteresis), {.lo = 1, .hi = 1 << 20}, why);
+    if (!hysteresis)
+        return false;
+    const auto first_move = env_switch("SCASH_FIRST_MOVE", rt.migration.first_move_immediate, why);
+    if (!first_move)
+        return false;
+    const auto fetch = env_whole("SCASH_FETCH_PAGES", rt.fetch_batch, {.lo = 1, .hi = 256}, why);
+    if (!fetch)
+        return false;
+    // 0: not set, the node's share (backing_limit).
+    const auto max_bytes = env_whole("SCASH_MAX_BYTES", 0, {.lo = 1, .size_suffix = true, .unit = "bytes"}, why);
+    if (!max_bytes)
+        return false;
+    const auto stats = env_switch("SCASH_STATS", false, why);
+    if (!stats)
+        return false;
+    rt.migration.enabled = *migration;
+    rt.migration.hysteresis = int(*hysteresis);
+    rt.migration.first_move_immediate = *first_move;
+    rt.fetch_batch = std::size_t(*fetch);
+    rt.max_bytes = std::size_t(*max_bytes);
+    rt.print_stats = *stats;
+    return true;
 }
 
 // Each process may end up caching every page of every region, so what one
@@ -84,7 +114,7 @@ std::size_t backing_limit(Runtime& rt)
         MPI_Comm_free(&node);
     }
     const std::size_t phys = std::size_t(sysconf(_SC_PHYS_PAGES)) * std::size_t(sysconf(_SC_PAGESIZE));
-    unsigned long long mine = env_size("SCASH_MAX_BYTES", phys / std::size_t(on_node)), least = 0;
+    unsigned long long mine = rt.max_bytes != 0 ? rt.max_bytes : phys / std::size_t(on_node), least = 0;
     MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt.coll);
     return std::size_t(least);
 }
@@ -205,16 +235,14 @@ int scash_init(void)
     MPI_Comm_size(rt->coll, &rt->nprocs);
     rt->page_size = std::size_t(sysconf(_SC_PAGESIZE));
     rt->zero_page.assign(rt->page_size, std::byte {0});
-    if (const char* v = std::getenv("SCASH_MIGRATION"))
-        rt->migration.enabled = std::atoi(v) != 0;
-    if (const char* v = std::getenv("SCASH_HYSTERESIS"))
-        rt->migration.hysteresis = std::max(1, std::atoi(v));
-    if (const char* v = std::getenv("SCASH_FIRST_MOVE"))
-        rt->migration.first_move_immediate = std::atoi(v) != 0;
-    if (const char* v = std::getenv("SCASH_FETCH_PAGES"))
-        rt->fetch_batch = std::size_t(std::clamp(std::atoi(v), 1, 256));
-    rt->max_bytes = backing_limit(*rt);
     std::string why;
+    if (!read_settings(*rt, why)) {
+        MPI_Comm_free(&rt->coll);
+        MPI_Comm_free(&rt->proto);
+        delete rt;
+        return report(SCASH_ERR_ARG, "scash_init", why);
+    }
+    rt->max_bytes = backing_limit(*rt);
     const bool reserved = rt->regions.reserve(why);
     if (!all_ok(*rt, reserved)) {
         if (!reserved)
@@ -248,7 +276,7 @@ int scash_finalize(void)
     // Pending writes reach their homes like at a barrier; then nobody sends
     // requests any more and the service threads can stop.
     barrier(*rt);
-    if (const char* v = std::getenv("SCASH_STATS"); v && std::atoi(v) != 0)
+    if (rt->print_stats)
         scash_stats_print("scash");
     MPI_Barrier(rt->coll);
     service_stop(*rt);

@@ -28,7 +28,7 @@ libhashi_scash_la_CXXFLAGS = $(AM_CXXFLAGS) -pthread
 # installed library finds libmpi next to itself ($ORIGIN), as MPICH's own.
 libhashi_scash_la_LDFLAGS = -version-info 0:0:0 -no-undefined -pthread \
 	-Wl,$(MPICH_BASE)/lib/libmpi.so -Wl,-rpath,'$$ORIGIN' -Wl,--enable-new-dtags
-libhashi_scash_la_LIBADD = $(HASHI_SANITIZE_LIBS)
+libhashi_scash_la_LIBADD = libhashi_common_pic.la $(HASHI_SANITIZE_LIBS)
 EXTRA_libhashi_scash_la_DEPENDENCIES = $(MPICH_STAMP)
 
 ## Examples, installed as sources next to the other examples ################

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "scash/region.hpp"
 
+#include "common/environment.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -34,9 +36,10 @@ Region::~Region()
 
 bool RegionTable::reserve(std::string& why)
 {
-    std::uintptr_t base = kDefaultBase;
-    if (const char* env = std::getenv("SCASH_BASE"))
-        base = std::strtoull(env, nullptr, 16);
+    const auto env_base = env_whole("SCASH_BASE", kDefaultBase, {.base = 16}, why);
+    if (!env_base)
+        return false;
+    const auto base = std::uintptr_t(*env_base);
     void* p = mmap(reinterpret_cast<void*>(base), kWindowBytes, PROT_NONE,
         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED || p != reinterpret_cast<void*>(base)) {

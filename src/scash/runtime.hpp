@@ -27,6 +27,7 @@ struct Runtime {
     std::size_t page_size = 4096;
     std::size_t max_bytes = 0; // what one process may back
     std::size_t fetch_batch = 2; // pages one read fault may fetch (SCASH_FETCH_PAGES)
+    bool print_stats = false; // SCASH_STATS: print the job's statistics at scash_finalize
     std::size_t allocated_bytes = 0;
     std::vector<std::byte> zero_page; // the twin of a page first written while pristine (page_state.hpp)
     MigrationPolicy migration;

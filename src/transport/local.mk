@@ -43,7 +43,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/job_key.cpp src/transport/engine/job_key.hpp \
 	src/transport/engine/log_limiter.cpp src/transport/engine/log_limiter.hpp \
 	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \
-	src/transport/engine/wan_pacing.cpp src/transport/engine/wan_pacing.hpp src/coll/wan_share_abi.h \
+	src/transport/engine/wan_pacing.cpp src/transport/engine/wan_pacing.hpp src/common/abi/wan_share_abi.h \
 	src/transport/wire/byte_order.hpp \
 	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
 	src/transport/wire/handshake.cpp src/transport/wire/handshake.hpp \

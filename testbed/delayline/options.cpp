@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "options.hpp"
 
-#include <charconv>
+#include "common/number_text.hpp"
+
 #include <cmath>
 #include <net/if.h>
 #include <string_view>
@@ -11,27 +12,27 @@ namespace hashi::delayline {
 namespace {
 
 constexpr double max_delay_ms = 60'000;
-constexpr long max_queue_mb = 4096;
+constexpr std::uint64_t max_queue_mb = 4096;
 
 double parse_delay_ms(std::string_view text)
 {
-    double ms = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec != std::errc {} || end != text.data() + text.size() || !std::isfinite(ms) || ms < 0 || ms > max_delay_ms) {
-        throw UsageError("DELAY_MS '" + std::string(text) + "' is not a number of milliseconds from 0 to 60000 " +
-            "(fractions allowed, e.g. 2.5)");
+    std::string error;
+    const auto ms = parse_decimal("DELAY_MS", text,
+        {.lo = 0, .hi = max_delay_ms, .unit = "milliseconds", .note = "fractions allowed, e.g. 2.5"}, error);
+    if (!ms) {
+        throw UsageError(error);
     }
-    return ms;
+    return *ms;
 }
 
 std::size_t parse_queue_mb(std::string_view text)
 {
-    long mb = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mb);
-    if (ec != std::errc {} || end != text.data() + text.size() || mb < 1 || mb > max_queue_mb) {
-        throw UsageError("--queue-mb '" + std::string(text) + "' is not a whole number of MiB from 1 to 4096");
+    std::string error;
+    const auto mb = parse_whole("--queue-mb", text, {.lo = 1, .hi = max_queue_mb, .unit = "MiB"}, error);
+    if (!mb) {
+        throw UsageError(error);
     }
-    return static_cast<std::size_t>(mb) << 20;
+    return static_cast<std::size_t>(*mb) << 20;
 }
 
 TapEnd parse_end(std::string_view netns, std::string_view ifname, const char* which)

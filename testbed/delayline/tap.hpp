@@ -2,7 +2,7 @@
 // Creating a tap device inside another network namespace.
 #pragma once
 
-#include "mpi/common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 #include "options.hpp"
 
 namespace hashi::delayline {

@@ -26,11 +26,11 @@ expect_in missing-in-path missing-in-path.err "searched PATH"
 printf 'node0:2\nnode1 slots=two\n' > bad-hosts
 run bad-hostfile -- mpiexec -f bad-hosts -n 2 ./segv
 expect_status bad-hostfile 2
-expect_in bad-hostfile bad-hostfile.err "bad hostfile: bad-hosts:2: slot count 'two' is not a number"
+expect_in bad-hostfile bad-hostfile.err "bad hostfile: bad-hosts:2: slot count 'two' is not a whole number from 1 to 1048576"
 
 run bad-count -- mpiexec -n many ./segv
 expect_status bad-count 2
-expect_in bad-count bad-count.err "option -n expects a number, got 'many'"
+expect_in bad-count bad-count.err "option -n 'many' is not a whole number from 1 to 1048576"
 
 run bad-launcher -- mpiexec -launcher exec -launcher-exec "/nonexistent/launcher {host}" -hosts a ./segv
 expect_status bad-launcher 127

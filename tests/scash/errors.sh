@@ -27,6 +27,12 @@ expect_in too-big too-big.err 'scash_alloc: the processes passed different sizes
 scash_run max-bytes SCASH_MAX_BYTES=8192 -- ./too_big
 expect_in max-bytes max-bytes.err 'can back at most 8.0 KiB .*SCASH_MAX_BYTES'
 
+# A malformed setting stops scash_init in every process, with its name,
+# value and range, instead of being read as 0.
+scash_run bad-setting SCASH_FETCH_PAGES=lots -- ./too_big
+expect_no_hang bad-setting
+expect_in bad-setting bad-setting.err "scash_init: SCASH_FETCH_PAGES='lots' is not a whole number from 1 to 256"
+
 scash_run no-finalize -- ./no_scash_finalize
 expect_no_hang no-finalize
 if [[ $status -ne 0 ]]; then pass "no-finalize: exit status $status (not 0)"; else fail "no-finalize: exit status 0"; fi

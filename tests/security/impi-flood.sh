@@ -124,7 +124,7 @@ run lo2 -- timeout 10 impi-server --host 127.0.0.2 -server 1 -timeout 1 -auth-ti
 expect_in lo2 lo2.out "^127\.0\.0\.2:[0-9]+$"
 run badopt -- impi-server -server 1 -max-unauth 0
 expect_status badopt 2
-expect_in badopt badopt.err "-max-unauth expects a connection count"
+expect_in badopt badopt.err "option -max-unauth .0. is not a whole number from 1 to 4096 connections"
 
 ## A connection that never authenticates is closed at its deadline, and
 ## gets nothing: not even a reason.

@@ -19,6 +19,7 @@
 // injected, and "port P: N bytes received" per port; the test reads them.
 // The v1 layout is written out here on purpose: it is the old protocol the
 // provider no longer speaks, kept as the attacker knew it.
+#include "common/number_text.hpp"
 #include "transport/address.hpp"
 #include "transport/wire/frame.hpp"
 #include "transport/wire/handshake.hpp"
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -221,6 +223,16 @@ void junk(std::uint32_t ip, std::uint16_t port, std::mt19937_64& rng)
     }
 }
 
+// A command-line number; nullopt after saying what was wrong with it.
+std::optional<std::uint64_t> argument(const char* what, const char* text, std::uint64_t lo, std::uint64_t hi)
+{
+    std::string error;
+    const auto v = hashi::parse_whole(what, text, {.lo = lo, .hi = hi}, error);
+    if (!v)
+        std::fprintf(stderr, "hashi-intruder: %s\n", error.c_str());
+    return v;
+}
+
 } // namespace
 
 int hold(int argc, char** argv)
@@ -229,17 +241,17 @@ int hold(int argc, char** argv)
         std::fprintf(stderr, "usage: hashi-intruder --hold N SECONDS IPV4 PORT\n");
         return 2;
     }
-    const long n = std::strtol(argv[2], nullptr, 10);
-    const int seconds = static_cast<int>(std::strtol(argv[3], nullptr, 10));
+    const auto n = argument("--hold N", argv[2], 1, 1'000'000);
+    const auto seconds = n ? argument("--hold SECONDS", argv[3], 1, 3600) : std::nullopt;
+    const auto port = seconds ? argument("PORT", argv[5], 1, 65535) : std::nullopt;
     in_addr in {};
-    if (n <= 0 || seconds <= 0 || ::inet_pton(AF_INET, argv[4], &in) != 1) {
+    if (!port || ::inet_pton(AF_INET, argv[4], &in) != 1) {
         std::fprintf(stderr, "hashi-intruder: bad --hold arguments\n");
         return 2;
     }
-    const auto port = static_cast<std::uint16_t>(std::strtoul(argv[5], nullptr, 10));
     std::vector<pollfd> fds;
-    for (long i = 0; i < n; ++i) {
-        const int fd = dial(ntohl(in.s_addr), port);
+    for (std::uint64_t i = 0; i < *n; ++i) {
+        const int fd = dial(ntohl(in.s_addr), static_cast<std::uint16_t>(*port));
         if (fd < 0) {
             std::perror("hashi-intruder: connect");
             break;
@@ -248,7 +260,7 @@ int hold(int argc, char** argv)
     }
     std::printf("holding %zu connections\n", fds.size());
     std::fflush(stdout);
-    ::sleep(static_cast<unsigned>(seconds));
+    ::sleep(static_cast<unsigned>(*seconds));
     std::size_t closed = 0;
     ::poll(fds.data(), fds.size(), 0);
     for (auto& p : fds) {
@@ -276,7 +288,10 @@ int main(int argc, char** argv)
     const std::uint32_t ip = ntohl(in.s_addr);
     std::mt19937_64 rng(std::random_device {}());
     for (int i = 2; i < argc; ++i) {
-        const auto port = static_cast<std::uint16_t>(std::strtoul(argv[i], nullptr, 10));
+        const auto p = argument("PORT", argv[i], 1, 65535);
+        if (!p)
+            return 2;
+        const auto port = static_cast<std::uint16_t>(*p);
         const std::size_t before = total_received;
         attack_v1(ip, port, rng);
         attack_v2(ip, port, rng);

@@ -2,7 +2,7 @@
 // hashi-info: what this Hashi install is made of and what it can use, in
 // the spirit of mpichversion and ompi_info. Versions are asked of the
 // libraries themselves at run time, not copied from build time.
-#include "../common/install_paths.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "mpi/info/stats_summary.hpp"
 
@@ -137,11 +137,7 @@ int main(int argc, char** argv)
 
     auto paths = hashi::install_paths();
     // As mpiexec does, so the providers listed are those a job can use.
-    std::string provider_path = paths.providerdir.string();
-    if (const char* old = std::getenv("FI_PROVIDER_PATH"); old != nullptr && *old != '\0') {
-        provider_path += ":" + std::string(old);
-    }
-    ::setenv("FI_PROVIDER_PATH", provider_path.c_str(), 1);
+    ::setenv("FI_PROVIDER_PATH", hashi::provider_search_path(paths).c_str(), 1);
 
     if (only_providers) {
         for (const auto& p : providers()) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "hostfile.hpp"
 
+#include "common/number_text.hpp"
+
 #include <cctype>
-#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -44,15 +45,12 @@ std::string parse_slots(std::string_view text, int& slots)
     if (text.empty()) {
         return "slot count is empty";
     }
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || ptr != text.data() + text.size()) {
-        return "slot count '" + std::string(text) + "' is not a number";
+    std::string error;
+    const auto value = parse_whole("slot count", text, {.lo = 1, .hi = max_slots}, error);
+    if (!value) {
+        return error;
     }
-    if (value < 1 || value > max_slots) {
-        return "slot count " + std::string(text) + " is out of range (1.." + std::to_string(max_slots) + ")";
-    }
-    slots = value;
+    slots = static_cast<int>(*value);
     return {};
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "job.hpp"
 
-#include "../common/install_paths.hpp"
 #include "capacity.hpp"
+#include "common/environment.hpp"
+#include "common/install_paths.hpp"
 #include "launcher.hpp"
 #include "pmi_auth.hpp"
 #include "pmi_listener.hpp"
@@ -276,13 +277,9 @@ void Job::start_all()
     if (opt_.launcher == LauncherKind::ssh) {
         // Processes started over ssh cannot inherit a socket: their shims
         // connect back to this port (PMI_PORT) and prove who they are.
-        auto env = [](const char* name) -> std::optional<std::string> {
-            const char* v = std::getenv(name);
-            return v != nullptr && *v != '\0' ? std::optional<std::string>(v) : std::nullopt;
-        };
         std::set<std::string> hosts(placement_.node_names.begin(), placement_.node_names.end());
-        auto l = open_pmi_listener(
-            env("HASHI_PMI_HOST"), env("HASHI_PMI_BIND"), std::vector<std::string>(hosts.begin(), hosts.end()), local);
+        auto l = open_pmi_listener(hashi::env_text("HASHI_PMI_HOST"), hashi::env_text("HASHI_PMI_BIND"),
+            std::vector<std::string>(hosts.begin(), hosts.end()), local);
         pmi_listener_ = std::move(l.fd);
         pmi_port_ = l.advertised;
         shim_exe_ = (hashi::install_paths().bindir / "mpiexec").string();
@@ -313,10 +310,6 @@ bool Job::join_federation()
         global_node_of_rank_ = placement_.node_of_rank;
         return true;
     }
-    auto env = [](const std::string& name) -> std::optional<std::string> {
-        const char* v = std::getenv(name.c_str());
-        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-    };
     ImpiSettings settings;
     settings.client = fed.client;
     settings.server = fed.server;
@@ -327,7 +320,7 @@ bool Job::join_federation()
                                                              .key = fed.key,
                                                              .enable_key = fed.enable_key,
                                                              .enable_none = fed.enable_none},
-            env);
+            hashi::env_value);
     } catch (const impi::CredentialError& e) {
         throw UsageError(e.what());
     }

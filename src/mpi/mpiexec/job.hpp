@@ -4,7 +4,7 @@
 // says which rank failed and how.
 #pragma once
 
-#include "../common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 #include "impi_client.hpp"
 #include "options.hpp"
 #include "output_forwarder.hpp"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mpiexec / mpirun: Hashi's process manager. Starts an MPI job and serves
 // PMI-1 to it; see `mpiexec -help` and doc/user-guide.md.
-#include "../common/install_paths.hpp"
+#include "common/environment.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "job.hpp"
 #include "options.hpp"
@@ -29,13 +30,9 @@ int main(int argc, char** argv)
         return run_ssh_shim(argc, argv);
     }
     std::vector<std::string> args(argv + 1, argv + argc);
-    auto env = [](const std::string& name) -> std::optional<std::string> {
-        const char* v = std::getenv(name.c_str());
-        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-    };
     Options opt;
     try {
-        opt = parse_options(args, env, HASHI_DEFAULT_PROVIDER);
+        opt = parse_options(args, hashi::env_value, HASHI_DEFAULT_PROVIDER);
     } catch (const UsageError& e) {
         std::cerr << "mpiexec: error: " << e.what() << std::endl;
         return 2;
@@ -64,11 +61,7 @@ int main(int argc, char** argv)
     job_vars.emplace_back("IPATH_NO_BACKTRACE", "1");
     std::error_code ec;
     if (std::filesystem::is_directory(paths.providerdir, ec)) {
-        std::string path = paths.providerdir.string();
-        if (const char* old = std::getenv("FI_PROVIDER_PATH"); old != nullptr && *old != '\0') {
-            path += ":" + std::string(old);
-        }
-        job_vars.emplace_back("FI_PROVIDER_PATH", path);
+        job_vars.emplace_back("FI_PROVIDER_PATH", hashi::provider_search_path(paths));
     }
     job_vars.emplace_back("HASHI_PREFIX", paths.prefix.string());
 

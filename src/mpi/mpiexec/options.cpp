@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "options.hpp"
 
+#include "common/number_text.hpp"
+
 #include <cctype>
-#include <charconv>
 #include <numeric>
 
 namespace hashi::mpiexec {
@@ -12,18 +13,16 @@ constexpr int max_procs = 1 << 20;
 constexpr int max_timeout = 365 * 24 * 3600;
 constexpr int max_clients = 32; // IMPI's client_mask is 32 bits
 
-int parse_count(std::string_view flag, const std::string& text, int lo, int hi)
+// A flag's (or variable's: a label ending in '=') whole-number value.
+int parse_count(std::string_view label, const std::string& text, int lo, int hi, std::string_view unit = {})
 {
-    int value = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-        throw UsageError("option " + std::string(flag) + " expects a number, got '" + text + "'");
+    std::string error;
+    const auto v = parse_whole(
+        label, text, {.lo = static_cast<std::uint64_t>(lo), .hi = static_cast<std::uint64_t>(hi), .unit = unit}, error);
+    if (!v) {
+        throw UsageError(error);
     }
-    if (value < lo || value > hi) {
-        throw UsageError("option " + std::string(flag) + " value " + text + " is out of range (" + std::to_string(lo) +
-            ".." + std::to_string(hi) + ")");
-    }
-    return value;
+    return static_cast<int>(*v);
 }
 
 bool valid_env_name(std::string_view name)
@@ -115,7 +114,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
         } else if (a == "-version" || a == "--version") {
             opt.version = true;
         } else if (a == "-n" || a == "-np") {
-            seg.nprocs = parse_count(a, cur.value(a), 1, max_procs);
+            seg.nprocs = parse_count("option " + a, cur.value(a), 1, max_procs);
         } else if (a == "-env") {
             const auto& k = cur.value(a);
             if (!valid_env_name(k)) {
@@ -173,7 +172,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             }
             hosts_given = true;
         } else if (a == "-ppn") {
-            opt.ppn = parse_count(a, cur.value(a), 1, max_procs);
+            opt.ppn = parse_count("option " + a, cur.value(a), 1, max_procs);
         } else if (a == "-launcher") {
             opt.launcher = parse_launcher(cur.value(a));
         } else if (a == "-launcher-exec") {
@@ -193,12 +192,12 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
                 throw UsageError("-provider: the provider name is empty");
             }
         } else if (a == "-timeout") {
-            opt.timeout_seconds = parse_count(a, cur.value(a), 1, max_timeout);
+            opt.timeout_seconds = parse_count("option " + a, cur.value(a), 1, max_timeout, "seconds");
         } else if (a == "-client") {
             if (opt.federation.active()) {
                 throw UsageError("-client given twice");
             }
-            opt.federation.client = parse_count(a, cur.value(a), 0, max_clients - 1);
+            opt.federation.client = parse_count("option " + a, cur.value(a), 0, max_clients - 1);
             opt.federation.server = cur.value("-client " + std::to_string(opt.federation.client));
             auto colon = opt.federation.server.rfind(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == opt.federation.server.size()) {
@@ -217,7 +216,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             opt.federation.enable_none = true;
         } else if (a == "-impi-timeout") {
             impi_timeout_given = true;
-            opt.federation.timeout_seconds = parse_count(a, cur.value(a), 1, max_timeout);
+            opt.federation.timeout_seconds = parse_count("option " + a, cur.value(a), 1, max_timeout, "seconds");
         } else if (!a.empty() && a[0] == '-') {
             throw UsageError("unknown option '" + a + "' (mpiexec -help lists the options)");
         } else {
@@ -253,7 +252,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
     }
     if (opt.timeout_seconds == 0) {
         if (auto t = env("MPIEXEC_TIMEOUT"); t && !t->empty()) {
-            opt.timeout_seconds = parse_count("MPIEXEC_TIMEOUT (environment)", *t, 1, max_timeout);
+            opt.timeout_seconds = parse_count("MPIEXEC_TIMEOUT=", *t, 1, max_timeout, "seconds");
         }
     }
     const auto& fed = opt.federation;
@@ -263,7 +262,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
     }
     if (fed.active() && !impi_timeout_given) {
         if (auto t = env("HASHI_IMPI_TIMEOUT"); t && !t->empty()) {
-            opt.federation.timeout_seconds = parse_count("HASHI_IMPI_TIMEOUT (environment)", *t, 1, max_timeout);
+            opt.federation.timeout_seconds = parse_count("HASHI_IMPI_TIMEOUT=", *t, 1, max_timeout, "seconds");
         }
     }
     bool launcher_from_flag = false;

@@ -5,7 +5,7 @@
 // that have no business reaching it.
 #pragma once
 
-#include "../common/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 #include <optional>
 #include <string>

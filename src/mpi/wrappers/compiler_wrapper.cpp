@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mpicc, mpicxx, mpifort, mpif77, mpif90: compile and link against the
 // Hashi install tree this binary belongs to. `-show` prints the command.
-#include "../common/install_paths.hpp"
+#include "common/environment.hpp"
+#include "common/install_paths.hpp"
 #include "config.h"
 #include "wrapper_args.hpp"
 
@@ -28,13 +29,10 @@ int main(int argc, char** argv)
                   << std::endl;
         return 2;
     }
-    auto env = [](const std::string& n) -> std::optional<std::string> {
-        const char* v = std::getenv(n.c_str());
-        return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-    };
     Request req;
     try {
-        req = parse_request(*lang, name, args, {HASHI_WRAPPER_CC, HASHI_WRAPPER_CXX, HASHI_WRAPPER_FC}, env);
+        req =
+            parse_request(*lang, name, args, {HASHI_WRAPPER_CC, HASHI_WRAPPER_CXX, HASHI_WRAPPER_FC}, hashi::env_value);
     } catch (const WrapperError& e) {
         std::cerr << name << ": error: " << e.what() << std::endl;
         return 2;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "transport/engine/wan_pacing.hpp"
 
-#include "coll/wan_share_abi.h"
+#include "common/abi/wan_share_abi.h"
 #include "transport/common.hpp"
 #include "transport/engine/local_address.hpp"
 

@@ -2,8 +2,8 @@
 // impi-server's admission policy for connections that have not joined
 // (eviction by the newcomer, the per-source limit, the deadline, what
 // authentication protects) and the rate-limited log of strangers' events.
-#include "relay/impi/admission.hpp"
-#include "relay/impi/log_limit.hpp"
+#include "relay/server/admission.hpp"
+#include "relay/server/log_limit.hpp"
 
 #include <boost/test/unit_test.hpp>
 

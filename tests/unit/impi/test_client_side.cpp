@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(client_and_credentials)
 
 BOOST_AUTO_TEST_CASE(client_errors)
 {
-    BOOST_TEST(fails_with({"-client", "32", "h:1", "./a"}, "out of range (0..31)"));
+    BOOST_TEST(fails_with({"-client", "32", "h:1", "./a"}, "is not a whole number from 0 to 31"));
     BOOST_TEST(fails_with({"-client", "0", "nohostport", "./a"}, "is not addr:port"));
     BOOST_TEST(fails_with({"-client", "0"}, "needs a value"));
     BOOST_TEST(fails_with({"-client", "0", "h:1", "-client", "1", "h:1", "./a"}, "given twice"));

@@ -6,7 +6,7 @@
 // server did not enable; a client among a crowd of idle strangers, and one
 // whose connection is closed before it joined (it connects again).
 #include "mpi/mpiexec/impi_client.hpp"
-#include "relay/impi/server.hpp"
+#include "relay/server/server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -9,11 +9,11 @@
 // what strangers can make the server hold is bounded (admission.hpp).
 #pragma once
 
-#include "admission.hpp"
-#include "auth.hpp"
-#include "channel.hpp"
-#include "log_limit.hpp"
-#include "startup_tables.hpp"
+#include "relay/impi/auth.hpp"
+#include "relay/impi/channel.hpp"
+#include "relay/impi/startup_tables.hpp"
+#include "relay/server/admission.hpp"
+#include "relay/server/log_limit.hpp"
 
 #include <chrono>
 #include <deque>

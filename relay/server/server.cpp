@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "server.hpp"
+#include "relay/server/server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "install_paths.hpp"
+#include "common/install_paths.hpp"
 
-#include <cstdlib>
+#include "common/environment.hpp"
+
 #include <system_error>
 
 namespace hashi {
@@ -18,10 +19,19 @@ InstallPaths install_paths_at(const std::filesystem::path& prefix)
     return p;
 }
 
+std::string provider_search_path(const InstallPaths& paths)
+{
+    std::string path = paths.providerdir.string();
+    if (auto old = env_text("FI_PROVIDER_PATH")) {
+        path += ":" + *old;
+    }
+    return path;
+}
+
 InstallPaths install_paths()
 {
-    if (const char* env = std::getenv("HASHI_PREFIX"); env != nullptr && *env != '\0') {
-        return install_paths_at(env);
+    if (auto env = env_text("HASHI_PREFIX")) {
+        return install_paths_at(*env);
     }
     std::error_code ec;
     // /proc/self/exe resolves symlinks (mpirun -> mpiexec, mpif90 -> mpifort),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 namespace hashi {
 
@@ -23,5 +24,9 @@ InstallPaths install_paths();
 
 // Paths of an install tree rooted at `prefix`.
 InstallPaths install_paths_at(const std::filesystem::path& prefix);
+
+// FI_PROVIDER_PATH for what this tree starts: its own providers first, so
+// libfabric finds `hashi`, then whatever FI_PROVIDER_PATH already said.
+std::string provider_search_path(const InstallPaths& paths);
 
 } // namespace hashi

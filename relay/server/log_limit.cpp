@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "log_limit.hpp"
+#include "relay/server/log_limit.hpp"
 
 namespace hashi::impi {
 

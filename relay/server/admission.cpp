@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "admission.hpp"
+#include "relay/server/admission.hpp"
 
 #include <algorithm>
 #include <map>
