@@ -15,6 +15,11 @@ tests/stage.stamp: $(bin_PROGRAMS) $(hashifi_LTLIBRARIES) $(MPICH_STAMP) FORCE
 FORCE:
 .PHONY: FORCE
 
+# The test programs alone, without running anything: scripts/run-tests
+# builds them with make -jN first (make check builds them one at a time).
+check-programs: $(check_PROGRAMS)
+.PHONY: check-programs
+
 clean-local:
 	rm -rf "$(STAGE_DIR)" tests/work
 
@@ -26,6 +31,16 @@ AM_TESTS_ENVIRONMENT = \
 	HASHI_ASAN_RUNTIME='$(HASHI_ASAN_RUNTIME)'; export HASHI_ASAN_RUNTIME; \
 	HASHI_TEST_WORK='$(abs_top_builddir)/tests/work'; export HASHI_TEST_WORK; \
 	HASHI_CONFORMANCE_WORKDIR='$(abs_top_builddir)/tests/work/conformance'; export HASHI_CONFORMANCE_WORKDIR;
+
+## The longest tests first #################################################
+# scripts/run-tests runs make check -jN: tests start in the order of TESTS,
+# so the longest ones start first and the short ones fill the other slots.
+# Every test keeps its own work directory, ports and testbed instance.
+# MPICH's own test suite (its tests run two at a time, see
+# tests/conformance/README.md), then the liveness scenarios (one of them an
+# idle job of two minutes, mostly waiting).
+TESTS += tests/conformance/run-conformance tests/wan/liveness.sh
+EXTRA_DIST += tests/conformance
 
 ## Unit tests (Boost.Test) ##################################################
 check_PROGRAMS += tests/unit/hashi-unit
@@ -59,7 +74,8 @@ TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 
 ## Emulated grid: a federated job across two testbed clusters (root) ######
-TESTS += tests/wan/federation.sh tests/wan/liveness.sh
+# (liveness.sh is at the front of TESTS, see above)
+TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
@@ -78,9 +94,6 @@ EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/st
 TESTS += tests/fuzz/run-fuzz.sh
 EXTRA_DIST += tests/fuzz
 
-## MPICH's own test suite ###################################################
-TESTS += tests/conformance/run-conformance
-EXTRA_DIST += tests/conformance
 
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(BASH)

@@ -7,7 +7,10 @@ set -uo pipefail
 : "${HASHI_SRCDIR:?HASHI_SRCDIR must point at the source tree (make check sets it)}"
 export PATH="$HASHI_PREFIX/bin:$PATH"
 test_name=$(basename "$0" .sh)
-work="${HASHI_TEST_WORK:-/tmp/hashi-test-work}/$test_name"
+# A work directory per test, under its directory's name: two tests may have
+# the same name in different directories (integration/ and wan/ have a
+# federation.sh), and make check -jN runs them side by side.
+work="${HASHI_TEST_WORK:-/tmp/hashi-test-work}/$(basename "$(dirname "$0")")/$test_name"
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 99
 programs="$HASHI_SRCDIR/tests/integration/programs"
 failures=0

@@ -101,7 +101,7 @@ expect_in early-exit early-exit.err 'scash: process 3 is exiting without scash_f
 run down -- "$tb" down
 expect_status down 0
 if ip netns list | grep -q "htb-scash-"; then fail "namespaces left after down"; else pass "no namespaces left"; fi
-if leftovers "$work/(lu|jacobi|early_exit)" || pgrep -f "impi-server -server 2 -port" >/dev/null; then
+if leftovers "$work/(lu|jacobi|early_exit)" || pgrep -f "impi-server -server 2 -port .*-impi-secret-file $secret" >/dev/null; then
     fail "processes left behind"
 else
     pass "no processes left behind"
