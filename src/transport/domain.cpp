@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The domain: opens the other objects, owns the memory-region table and
 // drives progress for every endpoint on it.
+#include "common/environment.hpp"
 #include "transport/endpoint.hpp"
 #include "transport/engine/local_address.hpp"
 #include "transport/objects.hpp"
@@ -115,7 +116,7 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
             std::strcmp(info->domain_attr->name, "hashi0") != 0)
             return -FI_EINVAL;
         std::string err;
-        const auto spin = env_unsigned("FI_HASHI_SPIN_US", 50, 10'000'000, 10, err);
+        const auto spin = hashi::env_whole("FI_HASHI_SPIN_US", 50, {.hi = 10'000'000, .base = 10}, err);
         if (!spin) {
             log_error("cannot open the domain: %s", err.c_str());
             return -FI_EINVAL;

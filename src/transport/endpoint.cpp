@@ -2,6 +2,7 @@
 // The endpoint facade's lifecycle: creation, binding to AV/CQ/counters,
 // enabling (settings, the listening socket, the business card, the
 // engine), options, and close (the engine delivers what is queued first).
+#include "common/environment.hpp"
 #include "transport/endpoint.hpp"
 
 #include "transport/engine/local_address.hpp"
@@ -175,15 +176,15 @@ int endpoint::enable()
         return -FI_ENOCQ;
     }
     std::string err;
-    const auto job = env_unsigned("HASHI_JOB_ID", 0, UINT64_MAX, 16, err);
-    const auto cluster = job ? env_unsigned("HASHI_CLUSTER_ID", 0, 65535, 10, err) : std::nullopt;
+    const auto job = hashi::env_whole("HASHI_JOB_ID", 0, {.hi = UINT64_MAX, .base = 16}, err);
+    const auto cluster = job ? hashi::env_whole("HASHI_CLUSTER_ID", 0, {.hi = 65535, .base = 10}, err) : std::nullopt;
     const auto eager =
-        cluster ? env_unsigned("FI_HASHI_EAGER_SIZE", 32768, wire::max_eager_payload, 10, err) : std::nullopt;
+        cluster ? hashi::env_whole("FI_HASHI_EAGER_SIZE", 32768, {.hi = wire::max_eager_payload, .base = 10}, err) : std::nullopt;
     const auto chunk =
-        eager ? env_unsigned("FI_HASHI_CHUNK_SIZE", 1 << 20, wire::max_chunk_payload, 10, err) : std::nullopt;
-    const auto linger = chunk ? env_unsigned("FI_HASHI_CLOSE_TIMEOUT", 30, 3600, 10, err) : std::nullopt;
-    const auto listen_any = linger ? env_unsigned("FI_HASHI_LISTEN_ANY", 0, 1, 10, err) : std::nullopt;
-    const auto protect_local = listen_any ? env_unsigned("FI_HASHI_PROTECT_LOCAL", 0, 1, 10, err) : std::nullopt;
+        eager ? hashi::env_whole("FI_HASHI_CHUNK_SIZE", 1 << 20, {.hi = wire::max_chunk_payload, .base = 10}, err) : std::nullopt;
+    const auto linger = chunk ? hashi::env_whole("FI_HASHI_CLOSE_TIMEOUT", 30, {.hi = 3600, .base = 10}, err) : std::nullopt;
+    const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
+    const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protection = protect_local
         ? secure::protection_from_environment(secure::default_wan_protection, err)
         : std::nullopt;

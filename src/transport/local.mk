@@ -57,7 +57,7 @@ libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS)
 # Only fi_prov_ini is exported; everything else stays inside the module.
 libhashi_fi_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 libhashi_fi_la_LDFLAGS = -module -avoid-version -shared -no-undefined
-libhashi_fi_la_LIBADD = $(FABRIC_LIBS) $(CRYPTO_LIBS) -lpthread $(HASHI_SANITIZE_LIBS)
+libhashi_fi_la_LIBADD = libhashi_common_pic.la $(FABRIC_LIBS) $(CRYPTO_LIBS) -lpthread $(HASHI_SANITIZE_LIBS)
 
 ## Unit tests of the wire format (Boost.Test) ################################
 check_PROGRAMS += tests/unit/transport-unit

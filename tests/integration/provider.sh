@@ -58,12 +58,12 @@ expect_in isort-rdv isort-rdv.out "VERIFICATION SUCCESSFUL"
 
 # Bad settings are named.
 run bad-env -- env FI_HASHI_EAGER_SIZE=lots mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
-expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not an integer"
+expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not a whole number"
 if [[ $status -ne 0 ]]; then pass "bad-env: non-zero exit ($status)"; else fail "bad-env: exit 0"; fi
 run bad-iface -- env FI_HASHI_IFACE=nosuch0 mpiexec -n 1 ./hello
 expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
 run bad-timeout -- env FI_HASHI_PEER_TIMEOUT=soon mpiexec -n 1 ./hello
-expect_in bad-timeout bad-timeout.err "FI_HASHI_PEER_TIMEOUT='soon' is not an integer between 0 and 86400"
+expect_in bad-timeout bad-timeout.err "FI_HASHI_PEER_TIMEOUT='soon' is not a whole number from 0 to 86400"
 run bad-heartbeat -- env FI_HASHI_PEER_TIMEOUT=5 FI_HASHI_HEARTBEAT=3 mpiexec -n 1 ./hello
 expect_in bad-heartbeat bad-heartbeat.err "FI_HASHI_PEER_TIMEOUT=5 must be at least twice FI_HASHI_HEARTBEAT=3"
 run no-liveness -- env FI_HASHI_PEER_TIMEOUT=0 mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello

@@ -2,6 +2,7 @@
 // The liveness thread: answers pings, pings the peers the endpoint waits on,
 // and turns a silence of FI_HASHI_PEER_TIMEOUT into a verdict that the
 // progress thread applies. See liveness.hpp for who owns what.
+#include "common/environment.hpp"
 #include "transport/engine/liveness.hpp"
 
 #include "transport/common.hpp"
@@ -69,8 +70,8 @@ struct liveness_monitor::tracked {
 
 std::optional<liveness_settings> read_liveness_settings(std::string& error)
 {
-    const auto timeout = env_unsigned("FI_HASHI_PEER_TIMEOUT", 15, 86400, 10, error);
-    const auto beat = timeout ? env_unsigned("FI_HASHI_HEARTBEAT", 3, 3600, 10, error) : std::nullopt;
+    const auto timeout = hashi::env_whole("FI_HASHI_PEER_TIMEOUT", 15, {.hi = 86400, .base = 10}, error);
+    const auto beat = timeout ? hashi::env_whole("FI_HASHI_HEARTBEAT", 3, {.hi = 3600, .base = 10}, error) : std::nullopt;
     if (!beat)
         return std::nullopt;
     if (*beat == 0) {

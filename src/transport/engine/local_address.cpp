@@ -41,21 +41,4 @@ std::optional<std::uint32_t> choose_local_ipv4(std::string& error)
     return found;
 }
 
-std::optional<std::uint64_t> env_unsigned(
-    const char* name, std::uint64_t fallback, std::uint64_t max, int base, std::string& error)
-{
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0')
-        return fallback;
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, base);
-    if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || n > max) {
-        error = std::string(name) + "='" + v + "' is not " + (base == 16 ? "a hexadecimal" : "an") +
-            " integer between 0 and " + std::to_string(max);
-        return std::nullopt;
-    }
-    return n;
-}
-
 } // namespace hashi::fi

@@ -15,14 +15,6 @@ namespace hashi::fi {
 
 namespace {
 
-std::size_t total_length(const iovec* iov, std::size_t count)
-{
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < count; ++i)
-        n += iov[i].iov_len;
-    return n;
-}
-
 // A private copy of a gather list, for operations whose buffer the caller
 // may reuse as soon as the call returns (inject).
 std::unique_ptr<std::uint8_t[]> copy_of(const iovec* iov, std::size_t count, std::size_t len)

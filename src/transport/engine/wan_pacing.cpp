@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include "common/environment.hpp"
 #include "transport/engine/wan_pacing.hpp"
 
 #include "common/abi/wan_share_abi.h"
@@ -15,7 +16,7 @@ namespace hashi::fi {
 
 bool wan_pacing::init(std::string& error)
 {
-    const auto on = env_unsigned("FI_HASHI_WAN_PACING", 1, 1, 10, error);
+    const auto on = hashi::env_whole("FI_HASHI_WAN_PACING", 1, {.hi = 1, .base = 10}, error);
     if (!on)
         return false;
     share_ = nullptr;

@@ -5,6 +5,8 @@
 // multi-receive buffers packed. The reading half is user_reader.cpp.
 #include "transport/recv/user_backend.hpp"
 
+#include "transport/send/send_scheduler.hpp"
+
 #include "transport/common.hpp"
 #include "transport/objects.hpp"
 
@@ -14,14 +16,6 @@
 namespace hashi::fi {
 
 namespace {
-
-std::size_t total_length(const iovec* iov, std::size_t count)
-{
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < count; ++i)
-        n += iov[i].iov_len;
-    return n;
-}
 
 // Copies `len` bytes from `src` into the buffer described by `iov`.
 void scatter(const iovec* iov, std::size_t count, const std::uint8_t* src, std::size_t len)
@@ -169,15 +163,21 @@ ssize_t user_backend::cancel(void* context)
     return 0;
 }
 
-void user_backend::deliver_eager(peer& p, const wire::frame_header& h, const std::uint8_t* payload, bool tagged)
+match::arrived_msg user_backend::arrival(const peer& p, const wire::frame_header& h, std::size_t length)
 {
-    auto& engine = engine_for(tagged);
     match::arrived_msg m;
     m.cookie = next_cookie_++;
     m.source = source_of(p);
     m.tag = h.tag;
     m.data = h.data;
-    m.length = h.length;
+    m.length = length;
+    return m;
+}
+
+void user_backend::deliver_eager(peer& p, const wire::frame_header& h, const std::uint8_t* payload, bool tagged)
+{
+    auto& engine = engine_for(tagged);
+    const match::arrived_msg m = arrival(p, h, h.length);
     auto r = engine.arrive(m);
     if (r) {
         op* o = reinterpret_cast<op*>(r->recv.cookie);
@@ -212,12 +212,7 @@ void user_backend::deliver_rts(peer& p, const wire::frame_header& h)
 {
     const bool tagged = h.flags & wire::flag_tagged;
     auto& engine = engine_for(tagged);
-    match::arrived_msg m;
-    m.cookie = next_cookie_++;
-    m.source = source_of(p);
-    m.tag = h.tag;
-    m.data = h.data;
-    m.length = h.a;
+    const match::arrived_msg m = arrival(p, h, h.a);
     auto um = std::make_unique<unexpected_msg>();
     um->p = &p;
     um->rendezvous = true;

@@ -51,6 +51,7 @@ private:
     // Matching and delivery.
     match::match_engine& engine_for(bool tagged) { return tagged ? tagged_ : untagged_; }
     ssize_t peek(const recv_request& r);
+    match::arrived_msg arrival(const peer& p, const wire::frame_header& h, std::size_t length);
     void deliver_eager(peer& p, const wire::frame_header& h, const std::uint8_t* payload, bool tagged);
     void deliver_rts(peer& p, const wire::frame_header& h);
     void matched(const match::match_result& m);

@@ -101,6 +101,15 @@ private:
     bool data_turn_ = false;
 };
 
+// The bytes a gather list holds.
+inline std::size_t total_length(const iovec* iov, std::size_t count) noexcept
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        n += iov[i].iov_len;
+    return n;
+}
+
 // Points `out` at bytes [offset, offset + len) of the buffer described by
 // `iov`; returns the number of entries used.
 std::size_t slice(const iovec* iov, std::size_t count, std::size_t offset, std::size_t len,
