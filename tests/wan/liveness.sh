@@ -60,6 +60,24 @@ reachable() {
     [[ $out == *refused* ]]
 }
 
+# snapshot: the sockets of every node and the threads of every rank of the
+# current scenario, for a job that should have ended (printed on failure).
+snapshot() {
+    local node pid
+    for node in c0n0 c0n1 c1n0 c1n1; do
+        echo "== sockets on $node"
+        "$tb" exec "$node" ss -tinmp
+    done
+    for pid in $(pgrep -f -- "$d/liveness-$name"); do
+        echo "== pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        if command -v gdb >/dev/null; then
+            timeout 30 gdb -p "$pid" -batch -ex 'thread apply all bt' 2>&1 | grep -E '^(Thread|#)'
+        else
+            cat "/proc/$pid/task/"*/stat
+        fi
+    done
+}
+
 # scenario NAME MODE SECONDS LIMIT: one federated job on testbed instance
 # lvNAME, killed by `timeout` after LIMIT s, the fault of NAME applied once
 # it runs. Leaves in $work/NAME: c0/c1/server
@@ -101,6 +119,10 @@ scenario() {
     esac
     now >fault.time
     ends() { [[ -f c0.end && -f c1.end ]]; }
+    if [[ $name == idle ]] && ! wait_for $((seconds + 40)) ends; then
+        # Late: record where every rank is before `timeout` kills them.
+        snapshot >stuck.txt 2>&1
+    fi
     wait_for $((limit + 10)) ends
     # The ranks are mpiexec's children: none may outlive its mpiexec.
     pgrep -af -- "$d/liveness-$name" | grep -v pgrep >leftovers
@@ -195,5 +217,11 @@ for k in 0 1; do
     fi
 done
 expect_in idle "$d/c0.out" "^liveness: sleep: OK \(token 192 after $idle_sleep s\)"
+grep -Eq "^liveness: sleep: OK" "$d/c0.out" ||
+    for f in c1.out c0.err c1.err stuck.txt; do
+        [[ -s $d/$f ]] || continue
+        echo "    -- $f"
+        sed 's/^/    /' "$d/$f" | tail -150
+    done
 if grep -q "lost peer" "$d"/c[01].err; then fail "idle: a peer was declared lost"; else pass "idle: no peer declared lost"; fi
 finish

@@ -2,8 +2,8 @@
 # shellcheck shell=bash
 # The emulated clusters of hashi-testbed: 2 clusters x 2 nodes with 10 ms
 # one-way WAN delay and 100 Mbit/s WAN rate. Measures the round trip and a
-# bulk TCP transfer across the WAN (each must be within 10% of what was
-# asked), a node's own rate, hostnames, an MPI job across both clusters
+# bulk TCP transfer across the WAN (never faster than asked: no echo
+# before the round trip, no transfer above the rate), a node's own rate, hostnames, an MPI job across both clusters
 # through mpiexec's exec launcher; then, in private mode, that nodes are
 # hidden from the other cluster but reach out through NAT; and that `down`
 # leaves no namespace, mount, link or process behind.
@@ -103,12 +103,18 @@ rtt() {
     say "measured: $name: $rtt_count replies, rtt min/avg/median/max = $rtt_min/$rtt_avg/$rtt_median/$rtt_max ms"
 }
 
-# within NAME VALUE EXPECTED PERCENT UNIT
-within() {
-    if awk -v v="$2" -v e="$3" -v p="$4" 'BEGIN { exit !(v >= e * (1 - p / 100) && v <= e * (1 + p / 100)) }'; then
-        pass "$1: $2 $5 is within $4% of $3 $5"
+# between NAME VALUE LOW HIGH UNIT: the load-independent bounds of an
+# emulated figure. A delay line never releases a frame early and a shaper
+# never passes more than its rate, so the lower bound of a delay and the
+# upper bound of a rate are tight; the other side is loose (2x), because
+# other processes on the host's two cores make frames late and rates low,
+# while a real defect (a delay applied twice, no delay or no shaping at
+# all) still falls outside. The figures themselves are printed above.
+between() {
+    if awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v >= lo && v <= hi) }'; then
+        pass "$1: $2 $5 is between $3 and $4 $5"
     else
-        fail "$1: $2 $5 is not within $4% of $3 $5"
+        fail "$1: $2 $5 is not between $3 and $4 $5"
     fi
 }
 
@@ -215,15 +221,17 @@ expect_status exec-unknown 1
 expect_in exec-unknown exec-unknown.err "no node 'c9n9' in the testbed 'wantest' \(nodes: .*c0n0"
 
 rtt c0n0 198.19.1.10 rtt-wan
-within "round trip c0n0 -> c1n0 (median)" "$rtt_median" $((2 * delay_ms)) 10 ms
+between "round trip c0n0 -> c1n0 (fastest echo)" "$rtt_min" $((2 * delay_ms * 98 / 100)) $((4 * delay_ms)) ms
+between "round trip c0n0 -> c1n0 (median)" "$rtt_median" $((2 * delay_ms * 98 / 100)) $((4 * delay_ms)) ms
 rtt c0n0 198.19.0.11 rtt-lan
-if awk -v v="$rtt_median" 'BEGIN { exit !(v < 2) }'; then pass "round trip inside a cluster is short ($rtt_median ms)"; else
-    fail "round trip inside a cluster is $rtt_median ms, expected < 2 ms"; fi
+# No delay line inside a cluster: its fastest echo is far below the WAN's.
+if awk -v v="$rtt_min" 'BEGIN { exit !(v < 2) }'; then pass "round trip inside a cluster is short ($rtt_min ms)"; else
+    fail "round trip inside a cluster is $rtt_min ms at best, expected < 2 ms"; fi
 
 iperf tcp-wan c0n0 c1n0 198.19.1.10 5
-within "bulk TCP c0n0 -> c1n0" "$mbit" "$wan_mbit" 10 Mbit/s
+between "bulk TCP c0n0 -> c1n0" "$mbit" $((wan_mbit / 2)) $((wan_mbit * 105 / 100)) Mbit/s
 iperf tcp-lan c0n0 c0n1 198.19.0.11 3
-within "bulk TCP c0n0 -> c0n1 (node rate)" "$mbit" "$node_mbit" 10 Mbit/s
+between "bulk TCP c0n0 -> c0n1 (node rate)" "$mbit" $((node_mbit / 2)) $((node_mbit * 105 / 100)) Mbit/s
 
 # An idle WAN must cost no CPU: the delay lines sleep until a frame comes.
 cpu_ticks() { # pid...: utime + stime of all of them
