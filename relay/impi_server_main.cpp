@@ -2,12 +2,11 @@
 // impi-server: the rendezvous of a federated job (relay/README.md). Prints
 // the address clients use, runs the IMPI startup and Hashi's PMI barriers,
 // and exits when every client sent FINI (0) or the job failed (1).
+#include "common/daemon_options.hpp"
 #include "common/environment.hpp"
 #include "config.h"
 #include "relay/server/server.hpp"
 
-#include <signal.h>
-#include <sys/signalfd.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -81,14 +80,8 @@ int main(int argc, char** argv)
         std::string a = argv[i];
         // GridMPI's single-dash options; the long form --opt and --opt=V
         // mean the same.
-        std::optional<std::string> inline_value;
-        if (a.starts_with("--") && a.size() > 2) {
-            a.erase(0, 1);
-            if (auto eq = a.find('='); eq != std::string::npos) {
-                inline_value = a.substr(eq + 1);
-                a.erase(eq);
-            }
-        }
+        auto [name, inline_value] = hashi::split_option(a);
+        a = name;
         auto value = [&]() -> std::optional<std::string> {
             if (inline_value) {
                 return inline_value;
@@ -192,14 +185,7 @@ int main(int argc, char** argv)
 
     // SIGINT and SIGTERM end the job cleanly (clients are told why);
     // SIGPIPE from a vanished client is an error code, not our death.
-    sigset_t mask;
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    ::signal(SIGPIPE, SIG_IGN);
-    ::sigprocmask(SIG_BLOCK, &mask, nullptr);
-    int stop_fd = ::signalfd(-1, &mask, SFD_CLOEXEC);
+    int stop_fd = hashi::stop_signal_fd();
     if (stop_fd < 0) {
         std::cerr << "impi-server: error: signalfd failed" << std::endl;
         return 1;

@@ -12,8 +12,9 @@ libhashi_impi_proto_a_SOURCES = \
 	relay/impi/wire.cpp relay/impi/wire.hpp \
 	relay/impi/startup_tables.cpp relay/impi/startup_tables.hpp \
 	relay/impi/auth.cpp relay/impi/auth.hpp \
-	relay/impi/channel.cpp relay/impi/channel.hpp
-libhashi_impi_proto_a_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS)
+	relay/impi/channel.cpp relay/impi/channel.hpp \
+	relay/impi/relay_tables.cpp relay/impi/relay_tables.hpp
+libhashi_impi_proto_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
 
 ## impi-server's engine: admission of strangers and the rendezvous ##########
 noinst_LIBRARIES += libhashi_impi_server.a
@@ -38,7 +39,9 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/test_auth.cpp \
 	tests/unit/impi/test_client_side.cpp \
 	tests/unit/impi/test_admission.cpp \
-	tests/unit/impi/test_session.cpp
+	tests/unit/impi/test_session.cpp \
+	tests/unit/impi/test_relay_tables.cpp \
+	tests/unit/impi/test_trunk_wire.cpp relay/relay/trunk_wire.cpp
 tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
 tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_server.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) \
 	-lboost_unit_test_framework -lpthread
@@ -46,3 +49,22 @@ TESTS += tests/unit/impi-unit
 
 TESTS += tests/integration/federation.sh
 EXTRA_DIST += relay/README.md tests/integration/federation.sh
+
+## impi-relay ################################################################
+# The relay links the provider's codec of the route handshake, its job key
+# and its protected streams (src/transport): the same bytes and MACs on
+# both ends, compiled from the same sources.
+bin_PROGRAMS += impi-relay
+impi_relay_SOURCES = relay/impi_relay_main.cpp \
+	relay/relay/relay.cpp relay/relay/relay.hpp \
+	relay/relay/trunk.cpp relay/relay/route_stream.cpp relay/relay/lan_greeting.cpp \
+	relay/relay/trunk_wire.cpp relay/relay/trunk_wire.hpp \
+	relay/relay/event_loop.cpp relay/relay/event_loop.hpp \
+	src/transport/address.cpp src/transport/engine/job_key.cpp \
+	src/transport/wire/handshake.cpp src/transport/wire/heartbeat.cpp src/transport/wire/relay_route.cpp \
+	$(SECURE_SOURCES)
+impi_relay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(SSL_CFLAGS)
+impi_relay_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(SSL_LIBS)
+
+TESTS += tests/wan/relay.sh
+EXTRA_DIST += tests/wan/relay.sh tests/wan/relay_stranger.py

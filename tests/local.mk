@@ -87,7 +87,7 @@ tests_security_hashi_intruder_LDADD = libhashi_common.a
 SECURITY_TESTS = tests/security/injection.sh tests/security/fd-flood.sh tests/security/pmi-hijack.sh \
 	tests/security/impi-flood.sh
 TESTS += $(SECURITY_TESTS)
-EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/stranger.py tests/security/flood.py \
+EXTRA_DIST += $(SECURITY_TESTS) tests/security/lib-security.sh tests/security/stranger.py tests/security/watch_sockets.py tests/security/flood.py \
 	tests/security/programs
 
 ## libFuzzer targets (bounded time) #########################################

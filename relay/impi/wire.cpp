@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "wire.hpp"
 
+#include "relay/impi/relay_tables.hpp"
+
 #include <cstdio>
 
 namespace hashi::impi {
@@ -52,6 +54,12 @@ std::optional<std::size_t> payload_limit(std::uint32_t command, Sender sender)
         return from_server ? std::optional<std::size_t>(max_barrier_out) : std::nullopt;
     case cmd::hx_abort:
         return 8 + max_text;
+    case cmd::hx_relay_join:
+        return from_server ? std::nullopt : std::optional<std::size_t>(relay_info_size);
+    case cmd::hx_relay_table:
+        return from_server ? std::optional<std::size_t>(max_relay_table) : std::nullopt;
+    case cmd::hx_relays:
+        return from_server ? std::optional<std::size_t>(max_relay_list) : std::nullopt;
     default:
         return std::nullopt;
     }

@@ -208,7 +208,7 @@ void Server::fail_job(const std::string& why)
     for (auto& c : clients_) {
         // Only who proved it belongs to the job hears why (the reason
         // names clients and addresses); a stranger's connection just ends.
-        bool told = c->rank >= 0 || c->state == State::joining;
+        bool told = c->rank >= 0 || c->relay || c->state == State::joining;
         if (c->channel.open() && told) {
             std::string e;
             c->channel.send(cmd::hx_error, view(text_of(why)), e, std::chrono::seconds(2));
@@ -252,13 +252,17 @@ void Server::on_readable(Client& c)
     std::string error;
     auto st = c.channel.read_available(error);
     if (st != Channel::Status::ok) {
-        if (c.rank < 0) {
+        if (c.rank < 0 && !c.relay) {
             if (cfg_.verbose) {
                 log_stranger("went away", c.channel.name() + " went away before joining");
             }
             c.channel.close();
         } else if (c.state == State::finished) {
             c.channel.close();
+        } else if (c.relay) {
+            fail_job(c.channel.name() +
+                (st == Channel::Status::closed ? " closed its connection" : " failed: " + error) +
+                " before the job ended (the relay died, or its host or link is gone)");
         } else {
             fail_job(c.channel.name() +
                 (st == Channel::Status::closed ? " closed its connection" : " failed: " + error) +
@@ -276,7 +280,7 @@ void Server::on_readable(Client& c)
         }
         auto f = c.channel.next_frame(error);
         if (!error.empty()) {
-            if (c.rank >= 0) {
+            if (c.rank >= 0 || c.relay) {
                 fail_job(c.channel.name() + " sent a malformed message: " + error);
             } else {
                 reject(c, "malformed", "malformed message: " + error);
@@ -298,7 +302,14 @@ void Server::on_frame(Client& c, Frame f)
         on_auth(c, f);
         return;
     case State::joining:
-        on_join(c, f);
+        if (f.command == cmd::hx_relay_join) {
+            on_relay_join(c, f);
+        } else {
+            on_join(c, f);
+        }
+        return;
+    case State::relay:
+        on_relay(c, f);
         return;
     case State::startup:
         if (f.command != cmd::coll && f.command != cmd::done) {
@@ -445,6 +456,118 @@ void Server::on_join(Client& c, const Frame& f)
     }
 }
 
+// An impi-relay joins like a client (it proved it holds the secret) but
+// serves a cluster instead of being one: it does not count towards -server
+// N, gets the relay table when the startup completes, and must stay until
+// the job ends.
+void Server::on_relay_join(Client& c, const Frame& f)
+{
+    std::string error;
+    auto r = decode_relay_info(f.payload, error);
+    if (!r) {
+        fail_job(c.channel.name() + " sent a malformed HXRJ: " + error);
+        return;
+    }
+    if (started_) {
+        fail_job(describe(*r) + " joined after the startup completed; start the relays before mpiexec");
+        return;
+    }
+    if (static_cast<std::uint32_t>(r->cluster) >= cfg_.nclients) {
+        fail_job(describe(*r) + " serves cluster " + std::to_string(r->cluster) + ", but the job has " +
+            std::to_string(cfg_.nclients) + " clusters (0.." + std::to_string(cfg_.nclients - 1) + ")");
+        return;
+    }
+    for (const Client* o : relays_) {
+        if (o->relay->cluster != r->cluster) {
+            continue;
+        }
+        if (o->relay->id == r->id) {
+            fail_job("relay " + std::to_string(r->id) + " of cluster " + std::to_string(r->cluster) +
+                " was claimed twice: by " + o->channel.name() + " and by " + c.channel.name());
+            return;
+        }
+        if (o->relay->count != r->count) {
+            fail_job("the relays of cluster " + std::to_string(r->cluster) + " disagree on how many they are (" +
+                std::to_string(o->relay->count) + " and " + std::to_string(r->count) + "); give each the same --relays");
+            return;
+        }
+    }
+    c.relay = *r;
+    c.state = State::relay;
+    admission_.remove(c.id);
+    relays_.push_back(&c);
+    c.channel.rename(describe(*r));
+    if (cfg_.verbose) {
+        log(c.channel.name() + " joined");
+    }
+    run_startup_rounds();
+}
+
+void Server::on_relay(Client& c, const Frame& f)
+{
+    if (f.command == cmd::hx_abort) {
+        auto a = decode_abort(f.payload);
+        fail_job(c.channel.name() + " failed: " + (a ? a->reason : std::string("(malformed HXAB)")));
+        return;
+    }
+    fail_job(c.channel.name() + " sent " + command_name(f.command) + ", which a relay never sends");
+}
+
+bool Server::relays_complete() const
+{
+    for (const Client* r : relays_) {
+        int have = 0;
+        for (const Client* o : relays_) {
+            have += o->relay->cluster == r->relay->cluster ? 1 : 0;
+        }
+        if (have != r->relay->count) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string Server::missing_relays() const
+{
+    std::string s;
+    for (std::uint32_t k = 0; k < cfg_.nclients; ++k) {
+        std::vector<bool> have;
+        for (const Client* r : relays_) {
+            if (static_cast<std::uint32_t>(r->relay->cluster) == k) {
+                have.resize(static_cast<std::size_t>(r->relay->count));
+                have[static_cast<std::size_t>(r->relay->id)] = true;
+            }
+        }
+        for (std::size_t i = 0; i < have.size(); ++i) {
+            if (!have[i]) {
+                s += (s.empty() ? "" : ", ") + ("relay " + std::to_string(i) + " of cluster " + std::to_string(k));
+            }
+        }
+    }
+    return s.empty() ? "no relay" : s;
+}
+
+void Server::send_relay_tables()
+{
+    if (relays_.empty()) {
+        return;
+    }
+    RelayTable t {.job_id = job_id_, .relays = {}};
+    for (const Client* r : relays_) {
+        t.relays.push_back(*r->relay);
+    }
+    std::sort(t.relays.begin(), t.relays.end(),
+        [](const RelayInfo& a, const RelayInfo& b) { return std::pair(a.cluster, a.id) < std::pair(b.cluster, b.id); });
+    auto payload = encode_relay_table(t);
+    for (Client* r : relays_) {
+        std::string e;
+        if (!r->channel.send(cmd::hx_relay_table, payload, e)) {
+            fail_job("cannot send the relay table to " + r->channel.name() + ": " + e);
+            return;
+        }
+    }
+}
+
 void Server::run_startup_rounds()
 {
     auto all = members();
@@ -472,6 +595,9 @@ void Server::run_startup_rounds()
             }
         }
         if (!round) {
+            if (!relays_complete()) {
+                return; // on_relay_join runs the rounds again
+            }
             started_ = true;
             std::uint64_t id = 0;
             while (id == 0) {
@@ -480,17 +606,30 @@ void Server::run_startup_rounds()
             }
             job_id_ = id;
             auto job = Writer().u64(job_id_).take();
+            // The relays learn each other before any rank can start, so a
+            // rank's first route finds its relay ready to open it.
+            send_relay_tables();
             for (Client* m : all) {
                 m->pending.clear();
                 m->state = State::running;
                 m->channel.send(cmd::done, {});
                 if (m->hashi) {
+                    std::vector<RelayAddress> mine;
+                    for (const Client* r : relays_) {
+                        if (r->relay->cluster == m->rank) {
+                            mine.resize(static_cast<std::size_t>(r->relay->count));
+                            mine[static_cast<std::size_t>(r->relay->id)] = {r->relay->lan_ipv4, r->relay->lan_port};
+                        }
+                    }
+                    if (!mine.empty()) {
+                        m->channel.send(cmd::hx_relays, encode_relay_list(mine));
+                    }
                     m->channel.send(cmd::hx_job, job);
                 }
             }
             listener_.reset(); // the job is complete; nobody else may join
             for (auto& s : clients_) {
-                if (s->rank < 0) {
+                if (s->rank < 0 && !s->relay) {
                     s->channel.close(); // strangers still connected never will
                 }
             }
@@ -537,6 +676,10 @@ void Server::on_running(Client& c, const Frame& f)
         }
         auto all = members();
         if (std::all_of(all.begin(), all.end(), [](Client* m) { return m->state == State::finished; })) {
+            for (Client* r : relays_) {
+                std::string e;
+                r->channel.send(cmd::fini, {}, e, std::chrono::seconds(2));
+            }
             result_ = 0;
             return;
         }
@@ -562,6 +705,11 @@ void Server::on_running(Client& c, const Frame& f)
                 m->channel.send(cmd::hx_abort, payload, e, std::chrono::seconds(2));
             }
             m->channel.close();
+        }
+        for (Client* r : relays_) {
+            std::string e;
+            r->channel.send(cmd::hx_abort, payload, e, std::chrono::seconds(2));
+            r->channel.close();
         }
         result_ = 1;
         return;
@@ -649,6 +797,11 @@ void Server::check_deadlines()
         return;
     }
     auto secs = std::to_string(cfg_.startup_timeout.count());
+    if (members().size() == cfg_.nclients && !relays_complete()) {
+        fail_job(missing_relays() + " did not join within " + secs + " s; start every impi-relay of a cluster " +
+            "(-relay 0 .. --relays N-1) before its mpiexec, or give impi-server a longer -timeout");
+        return;
+    }
     if (members().size() < cfg_.nclients) {
         auto missing = missing_clients();
         fail_job(missing + " did not join within " + secs + " s; start mpiexec -client with that rank in its " +
@@ -712,7 +865,7 @@ int Server::run(int stop_fd)
         // Strangers that were turned away or left are forgotten; members
         // stay (by_rank_ points at them) until the end.
         std::erase_if(clients_, [this](const auto& c) {
-            bool gone = c->rank < 0 && !c->channel.open();
+            bool gone = c->rank < 0 && !c->relay && !c->channel.open();
             if (gone) {
                 admission_.remove(c->id);
             }

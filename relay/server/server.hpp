@@ -11,6 +11,7 @@
 
 #include "relay/impi/auth.hpp"
 #include "relay/impi/channel.hpp"
+#include "relay/impi/relay_tables.hpp"
 #include "relay/impi/startup_tables.hpp"
 #include "relay/server/admission.hpp"
 #include "relay/server/log_limit.hpp"
@@ -49,7 +50,7 @@ public:
     int run(int stop_fd);
 
 private:
-    enum class State { auth_mask, auth_answer, joining, startup, running, finished };
+    enum class State { auth_mask, auth_answer, joining, startup, running, finished, relay };
     struct Client {
         Client(Channel ch, std::string from, std::string addr, Admission::Id i)
             : channel(std::move(ch)), peer(std::move(from)), source(std::move(addr)), id(i)
@@ -68,6 +69,7 @@ private:
         ClientShape shape;
         bool hashi = false;
         std::optional<Barrier> barrier; // its part of the current PMI barrier
+        std::optional<RelayInfo> relay; // an impi-relay (state relay), not a client
     };
 
     void accept_clients();
@@ -79,6 +81,12 @@ private:
     bool auth_first(Client& c, std::uint32_t command); // false: turned away
     void on_auth(Client& c, const Frame& f);
     void on_join(Client& c, const Frame& f);
+    void on_relay_join(Client& c, const Frame& f);
+    void on_relay(Client& c, const Frame& f);
+    // Every cluster that has a relay has all of them (the startup waits).
+    [[nodiscard]] bool relays_complete() const;
+    [[nodiscard]] std::string missing_relays() const;
+    void send_relay_tables();
     void on_running(Client& c, const Frame& f);
     void run_startup_rounds();
     void finish_barrier_if_complete();
@@ -93,6 +101,7 @@ private:
 
     ServerConfig cfg_;
     std::vector<Client*> by_rank_;
+    std::vector<Client*> relays_; // joined impi-relays, in join order
     Admission admission_;
     RateLimitedLog stranger_log_;
     UniqueFd listener_;

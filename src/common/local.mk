@@ -13,6 +13,7 @@ noinst_LIBRARIES += libhashi_common.a
 libhashi_common_a_SOURCES = \
 	$(COMMON_PARSE_SOURCES) \
 	src/common/install_paths.cpp src/common/install_paths.hpp \
+	src/common/daemon_options.cpp src/common/daemon_options.hpp \
 	src/common/unique_fd.hpp \
 	src/common/abi/wan_share_abi.h
 

@@ -10,6 +10,9 @@ import socket
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from watch_sockets import watch  # noqa: E402
+
 host, port, ready_file, done_file = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 timeout = 30.0
 forged = "cmd=hashi_auth v=1 pmiid=1 channel=pmi nonce=" + "00" * 32 + " proof=" + "11" * 32 + "\n"
@@ -29,23 +32,7 @@ for name, data in strangers.items():
     socks[name] = s
 time.sleep(0.5)  # mpiexec reads all of them before the first real rank connects
 open(ready_file, "w").close()
-got = {name: b"" for name in socks}
-closed = {name: False for name in socks}
 end = time.time() + timeout
-while time.time() < end and not os.path.exists(done_file):
-    for name, s in socks.items():
-        if closed[name]:
-            continue
-        try:
-            data = s.recv(65536)
-            if data:
-                got[name] += data
-            else:
-                closed[name] = True
-        except BlockingIOError:
-            pass
-        except ConnectionResetError:
-            closed[name] = True
-    time.sleep(0.05)
+got, closed = watch(socks, lambda: time.time() >= end or os.path.exists(done_file))
 for name in socks:
     print(f"{name} got={got[name]!r} closed={closed[name]}")

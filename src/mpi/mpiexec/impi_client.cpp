@@ -92,6 +92,13 @@ std::string ImpiClient::refused(const Frame& f) const
 
 Frame ImpiClient::expect(std::uint32_t command, const char* step, Clock::time_point deadline, int interrupt_fd)
 {
+    return expect_one_of({command}, step, deadline, interrupt_fd);
+}
+
+Frame ImpiClient::expect_one_of(
+    std::initializer_list<std::uint32_t> commands, const char* step, Clock::time_point deadline, int interrupt_fd)
+{
+    const std::uint32_t command = *commands.begin(); // the one named in a complaint
     auto r = channel_->receive(deadline, interrupt_fd);
     auto where = std::string(" (") + step + ")";
     switch (r.status) {
@@ -113,7 +120,7 @@ Frame ImpiClient::expect(std::uint32_t command, const char* step, Clock::time_po
     if (r.frame.command == cmd::hx_error) {
         throw ImpiError(refused(r.frame));
     }
-    if (r.frame.command != command) {
+    if (std::find(commands.begin(), commands.end(), r.frame.command) == commands.end()) {
         throw ImpiError("impi-server at " + settings_.server + " sent " + command_name(r.frame.command) + " where " +
             command_name(command) + " belongs" + where + "; is it an IMPI server?");
     }
@@ -243,7 +250,20 @@ FederatedJob ImpiClient::join_once(
         throw ClosedEarly("impi-server at " + settings_.server + " went away during the startup" +
             (r.error.empty() ? "" : " (" + r.error + ")") + "; no rank was started");
     }
-    auto job = Reader(expect(cmd::hx_job, "job id", deadline, interrupt_fd).payload).u64();
+    // A cluster served by impi-relays hears where they are (HXRL) before
+    // the job id; others get the job id at once.
+    std::vector<RelayAddress> relays;
+    auto job_frame = expect_one_of({cmd::hx_relays, cmd::hx_job}, "job id", deadline, interrupt_fd);
+    if (job_frame.command == cmd::hx_relays) {
+        std::string bad;
+        auto list = decode_relay_list(job_frame.payload, bad);
+        if (!list) {
+            throw ImpiError("impi-server at " + settings_.server + " sent a malformed relay list: " + bad);
+        }
+        relays = std::move(*list);
+        job_frame = expect(cmd::hx_job, "job id", deadline, interrupt_fd);
+    }
+    auto job = Reader(job_frame.payload).u64();
     std::string error;
     auto fed = negotiate(replies, static_cast<std::uint32_t>(*size), error);
     if (!job || !fed) {
@@ -264,6 +284,7 @@ FederatedJob ImpiClient::join_once(
     out.global_size = static_cast<int>(fed->total_procs());
     out.rank_offset = static_cast<int>(fed->rank_offset(static_cast<std::size_t>(settings_.client)));
     out.job_id = *job;
+    out.relays = std::move(relays);
     for (std::size_t k = 0; k < fed->clients.size(); ++k) {
         auto base = static_cast<int>(fed->host_offset(k));
         for (int h : fed->clients[k].host_of_proc) {

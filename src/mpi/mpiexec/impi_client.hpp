@@ -10,9 +10,11 @@
 #include "pmi_server.hpp"
 #include "relay/impi/auth.hpp"
 #include "relay/impi/channel.hpp"
+#include "relay/impi/relay_tables.hpp"
 #include "relay/impi/startup_tables.hpp"
 
 #include <chrono>
+#include <initializer_list>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -35,6 +37,7 @@ struct FederatedJob {
     int rank_offset = 0; // global rank of this cluster's first rank
     std::uint64_t job_id = 0;
     std::vector<int> node_of_rank; // by global rank: global node id (client 0's hosts first)
+    std::vector<impi::RelayAddress> relays; // this cluster's impi-relays (empty: none), by relay id
 };
 
 class ImpiError : public std::runtime_error {
@@ -89,6 +92,8 @@ private:
     FederatedJob join_once(
         const impi::LocalClient& local, int interrupt_fd, impi::Clock::time_point deadline, bool reconnecting);
     impi::Frame expect(std::uint32_t command, const char* step, impi::Clock::time_point deadline, int interrupt_fd);
+    impi::Frame expect_one_of(std::initializer_list<std::uint32_t> commands, const char* step,
+        impi::Clock::time_point deadline, int interrupt_fd);
     void authenticate(impi::Clock::time_point deadline, int interrupt_fd);
     [[nodiscard]] std::string refused(const impi::Frame& f) const;
 

@@ -349,6 +349,7 @@ bool Job::join_federation()
     rank_offset_ = job.rank_offset;
     cluster_id_ = fed.client;
     job_id_ = hex64(job.job_id);
+    relays_ = impi::relay_list_text(job.relays);
     global_node_of_rank_ = std::move(job.node_of_rank);
     // Every cluster must arrive at the same key without sending it: from
     // the job's secret where there is one (a stranger who saw the whole
@@ -466,6 +467,9 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     per_rank.emplace_back("HASHI_NODE_NAME", p.host);
     per_rank.emplace_back("HASHI_CLUSTER_ID", std::to_string(cluster_id_));
     per_rank.emplace_back("HASHI_JOB_ID", job_id_);
+    if (!relays_.empty()) {
+        per_rank.emplace_back("HASHI_RELAYS", relays_); // the ranks reach other clusters through these
+    }
     auto env = process_environment(opt_, opt_.env_policy, app, inherited_env_, per_rank, pmi_vars);
 
     if (opt_.launcher != LauncherKind::ssh && find_program(app.argv[0], wdir).empty()) {

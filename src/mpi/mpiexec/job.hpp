@@ -111,6 +111,7 @@ private:
     int rank_offset_ = 0; // global rank of procs_[0]
     int cluster_id_ = 0;
     std::string job_id_; // HASHI_JOB_ID: 16 hex digits
+    std::string relays_; // HASHI_RELAYS: this cluster's impi-relays, empty when it has none
     Secret job_key_ {}; // HASHI_JOB_KEY: the ranks authenticate each other with it
     std::vector<int> global_node_of_rank_;
     bool barrier_pending_ = false; // this cluster's barrier is at the server

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One trunk: the handshake that proves both relays hold the job key, the
+// protected stream, and the frames of the streams it multiplexes.
+//
+// Lock context: the relay's one thread. Failure: any bad byte, a handshake
+// that does not finish within handshake_time, or silence for the relay's
+// trunk_timeout kills the trunk; a trunk that was up takes the job with it
+// (daemon::trunk_failed), a connection that never proved itself is just
+// closed.
+#include "relay/relay/relay.hpp"
+
+#include "transport/secure/open_stream.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <variant>
+
+namespace hashi::relay {
+
+namespace {
+
+constexpr auto handshake_time = std::chrono::seconds(10);
+constexpr auto ping_interval = std::chrono::seconds(1);
+constexpr std::string_view acceptor_label = "hashi trunk v1 acceptor";
+constexpr std::string_view connector_label = "hashi trunk v1 connector";
+
+void tune(int fd, int socket_buffer, std::chrono::seconds timeout)
+{
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Unacknowledged data for longer than the trunk timeout kills the
+    // connection in the kernel too, so a dead WAN link is seen on both
+    // sides even while a sender's queue is full.
+    unsigned ms = static_cast<unsigned>(timeout.count() * 1000);
+    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+    if (socket_buffer > 0) {
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof socket_buffer);
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof socket_buffer);
+    }
+}
+
+template <std::size_t N> std::array<std::uint8_t, N> to_array(const std::uint8_t* p)
+{
+    std::array<std::uint8_t, N> a {};
+    std::copy_n(p, N, a.begin());
+    return a;
+}
+
+} // namespace
+
+trunk::trunk(daemon& d, relay_name peer, bool connector, UniqueFd fd)
+    : d_(d), peer_(peer), connector_(connector), fd_(std::move(fd)),
+      st_(connector ? state::connecting : state::await_hello), next_id_(connector ? 1 : 2)
+{
+    tune(fd_.get(), d_.config().socket_buffer, d_.config().trunk_timeout);
+    last_rx_ = last_tx_ = clock::now();
+    deadline_ = clock::now() + handshake_time;
+    d_.loop().add(fd_.get(), connector ? EPOLLOUT : EPOLLIN, this);
+}
+
+trunk::~trunk()
+{
+    if (fd_) {
+        d_.loop().remove(fd_.get());
+    }
+}
+
+std::string trunk::describe() const
+{
+    if (st_ == state::await_hello) {
+        return "a trunk connection not yet identified";
+    }
+    auto it = std::string("trunk to ") + to_string(peer_);
+    return it;
+}
+
+void trunk::fail(const std::string& why)
+{
+    if (st_ == state::dead) {
+        return;
+    }
+    const bool was_open = st_ == state::open;
+    st_ = state::dead;
+    for (auto& [id, s] : streams_) {
+        s->trunk_lost(why);
+    }
+    streams_.clear();
+    if (fd_) {
+        d_.loop().remove(fd_.get());
+        fd_.reset();
+    }
+    if (was_open) {
+        d_.trunk_failed(*this, why);
+    } else if (connector_) {
+        // Not up yet: the other relay may not have its table yet. The
+        // daemon dials again until the trunks' deadline.
+        d_.debug(describe() + " not up yet (" + why + "); dialing again");
+    } else {
+        d_.debug("closed " + describe() + ": " + why);
+    }
+}
+
+bool trunk::read_raw(std::size_t want)
+{
+    while (hs_in_.size() < want) {
+        std::uint8_t buf[64];
+        const ssize_t n = ::recv(fd_.get(), buf, std::min(sizeof buf, want - hs_in_.size()), 0);
+        if (n > 0) {
+            hs_in_.insert(hs_in_.end(), buf, buf + n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return false;
+        }
+        fail(n == 0 ? "the connection closed during the trunk handshake"
+                    : std::string("the connection failed during the trunk handshake: ") + std::strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+void trunk::start_handshake()
+{
+    hello_.job_id = d_.job_id();
+    hello_.from = d_.self();
+    hello_.to = peer_;
+    const auto n = fi::fresh_nonce();
+    std::copy(n.begin(), n.end(), hello_.connector_nonce.begin());
+    hs_out_ = encode(hello_);
+    st_ = state::await_challenge;
+}
+
+void trunk::on_handshake_bytes()
+{
+    const auto& key = *d_.key();
+    if (st_ == state::await_hello) {
+        if (!read_raw(trunk_hello_size)) {
+            return;
+        }
+        auto h = decode_trunk_hello(hs_in_.data(), hs_in_.size());
+        hs_in_.clear();
+        auto* hello = std::get_if<trunk_hello>(&h);
+        if (hello == nullptr) {
+            return fail(std::get<wire_error>(h).reason);
+        }
+        // Nothing is revealed to a connection that names the wrong job or
+        // relay: it is closed.
+        if (hello->job_id != d_.job_id() || hello->to != d_.self() || hello->from.cluster <= d_.self().cluster ||
+            !d_.expects_trunk(hello->from)) {
+            return fail("a trunk hello for another job or relay");
+        }
+        hello_ = *hello;
+        const auto n = fi::fresh_nonce();
+        std::copy(n.begin(), n.end(), acceptor_nonce_.begin());
+        trunk_challenge ch;
+        ch.acceptor_nonce = acceptor_nonce_;
+        ch.acceptor_mac = key.sign(acceptor_label, trunk_transcript(hello_, acceptor_nonce_));
+        hs_out_ = encode(ch);
+        st_ = state::await_proof;
+        flush();
+        return;
+    }
+    if (st_ == state::await_challenge) {
+        if (!read_raw(trunk_challenge_size)) {
+            return;
+        }
+        auto c = decode_trunk_challenge(hs_in_.data(), hs_in_.size());
+        hs_in_.clear();
+        auto* ch = std::get_if<trunk_challenge>(&c);
+        if (ch == nullptr) {
+            return fail(std::get<wire_error>(c).reason);
+        }
+        acceptor_nonce_ = ch->acceptor_nonce;
+        const auto transcript = trunk_transcript(hello_, acceptor_nonce_);
+        if (!fi::same_mac(ch->acceptor_mac, key.sign(acceptor_label, transcript))) {
+            return fail("the relay that answered could not prove it holds the job key");
+        }
+        trunk_proof pr;
+        pr.connector_mac = key.sign(connector_label, transcript);
+        hs_out_ = encode(pr);
+        flush();
+        if (st_ == state::dead) {
+            return;
+        }
+    } else if (st_ == state::await_proof) {
+        if (!read_raw(trunk_proof_size)) {
+            return;
+        }
+        auto p = decode_trunk_proof(hs_in_.data(), hs_in_.size());
+        hs_in_.clear();
+        auto* pr = std::get_if<trunk_proof>(&p);
+        if (pr == nullptr) {
+            return fail(std::get<wire_error>(p).reason);
+        }
+        if (!fi::same_mac(pr->connector_mac, key.sign(connector_label, trunk_transcript(hello_, acceptor_nonce_)))) {
+            return fail("the connecting relay could not prove it holds the job key");
+        }
+        peer_ = hello_.from;
+    } else {
+        return;
+    }
+    // Both proved the key: the protected stream, keyed by this transcript.
+    std::string error;
+    const auto& material = key.material();
+    stream_ = secure::open_stream(fd_.get(), d_.config().protection,
+        connector_ ? secure::stream_role::connector : secure::stream_role::acceptor, material,
+        trunk_transcript(hello_, acceptor_nonce_), error);
+    if (!stream_) {
+        return fail("cannot set up the protected stream: " + error);
+    }
+    st_ = state::securing;
+    on_events(EPOLLIN | EPOLLOUT);
+}
+
+void trunk::on_events(std::uint32_t events)
+{
+    if (st_ == state::dead) {
+        return;
+    }
+    if (st_ == state::connecting) {
+        int err = 0;
+        socklen_t len = sizeof err;
+        ::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err != 0) {
+            return fail(std::string("cannot connect: ") + std::strerror(err));
+        }
+        start_handshake();
+        flush();
+        update_events();
+        return;
+    }
+    if (st_ == state::await_hello || st_ == state::await_challenge || st_ == state::await_proof) {
+        if ((events & EPOLLOUT) != 0 && !hs_out_.empty()) {
+            flush();
+        }
+        if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0) {
+            on_handshake_bytes();
+        }
+        if (st_ != state::dead) {
+            update_events();
+        }
+        return;
+    }
+    if (st_ == state::securing) {
+        switch (stream_->handshake()) {
+        case secure::handshake_status::done:
+            st_ = state::open;
+            last_rx_ = clock::now();
+            d_.log("trunk up to " + to_string(peer_) + " (" + stream_->describe() + ")");
+            break;
+        case secure::handshake_status::want_read:
+            d_.loop().modify(fd_.get(), EPOLLIN, this);
+            return;
+        case secure::handshake_status::want_write:
+            d_.loop().modify(fd_.get(), EPOLLIN | EPOLLOUT, this);
+            return;
+        case secure::handshake_status::failed:
+            return fail("the protected stream's handshake failed: " + stream_->error());
+        }
+    }
+    if ((events & EPOLLOUT) != 0) {
+        flush();
+    }
+    if (st_ == state::open) {
+        on_frames();
+    }
+    if (st_ == state::open) {
+        update_events();
+    }
+}
+
+void trunk::on_frames()
+{
+    for (int round = 0; round < 64 && st_ == state::open; ++round) {
+        std::uint8_t buf[64 * 1024];
+        const ssize_t n = stream_->read(buf, sizeof buf);
+        if (n > 0) {
+            last_rx_ = clock::now();
+            c_.bytes_in += static_cast<std::uint64_t>(n);
+            rx_.insert(rx_.end(), buf, buf + n);
+        } else if (n == 0) {
+            return fail("the other relay closed the trunk");
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!stream_->buffered_input()) {
+                break;
+            }
+            continue;
+        } else {
+            return fail(errno == EBADMSG ? "bad bytes on the trunk: " + stream_->error()
+                                         : std::string("the trunk failed: ") + std::strerror(errno));
+        }
+    }
+    std::size_t off = 0;
+    while (st_ == state::open && rx_.size() - off >= frame_header_size) {
+        auto h = decode_frame_header(rx_.data() + off);
+        auto* hdr = std::get_if<frame_header>(&h);
+        if (hdr == nullptr) {
+            return fail(std::get<wire_error>(h).reason);
+        }
+        if (rx_.size() - off < frame_header_size + hdr->length) {
+            break;
+        }
+        ++c_.frames_in;
+        on_frame(*hdr, rx_.data() + off + frame_header_size);
+        off += frame_header_size + hdr->length;
+    }
+    if (st_ == state::open) {
+        rx_.erase(rx_.begin(), rx_.begin() + static_cast<std::ptrdiff_t>(off));
+    }
+}
+
+void trunk::on_frame(const frame_header& h, const std::uint8_t* p)
+{
+    auto find = [&]() -> route_stream* {
+        auto it = streams_.find(h.stream);
+        return it == streams_.end() ? nullptr : it->second;
+    };
+    switch (h.kind) {
+    case frame_kind::open: {
+        // The peer's streams have the other parity.
+        if ((h.stream % 2 == 1) == connector_ || h.stream == 0 || streams_.contains(h.stream)) {
+            return fail("the other relay opened stream " + std::to_string(h.stream) + ", which is not its to open");
+        }
+        auto from = fi::endpoint_address::decode(p, fi::address_size);
+        auto to = fi::endpoint_address::decode(p + fi::address_size, fi::address_size);
+        if (!from || !to) {
+            return fail("an open frame with a card that is not a Hashi address");
+        }
+        ++c_.streams_opened;
+        d_.on_open(*this, h.stream, *from, *to);
+        return;
+    }
+    case frame_kind::opened:
+    case frame_kind::close: {
+        auto reason = decode_reason(p, h.length);
+        if (auto* e = std::get_if<wire_error>(&reason)) {
+            return fail(e->reason);
+        }
+        if (route_stream* s = find()) {
+            if (h.kind == frame_kind::opened) {
+                if (h.aux != 0) {
+                    ++c_.streams_refused;
+                }
+                s->on_opened(h.aux, std::get<std::string>(reason));
+            } else {
+                streams_.erase(h.stream);
+                s->on_close(std::get<std::string>(reason));
+            }
+        }
+        return;
+    }
+    case frame_kind::data:
+        if (route_stream* s = find()) {
+            s->on_data(p, h.length);
+        }
+        return; // a stream we closed meanwhile: its close is on its way
+    case frame_kind::credit:
+        if (route_stream* s = find()) {
+            s->on_credit(h.aux);
+        }
+        return;
+    case frame_kind::ping:
+        send(frame_kind::pong, 0, h.aux, nullptr, 0);
+        return;
+    case frame_kind::pong:
+        return;
+    case frame_kind::heartbeat: {
+        auto r = decode_heartbeat_route(p, heartbeat_route_size);
+        if (auto* e = std::get_if<wire_error>(&r)) {
+            return fail(e->reason);
+        }
+        ++c_.heartbeats;
+        d_.on_heartbeat(*this, h.aux, std::get<heartbeat_route>(r), p + heartbeat_route_size);
+        return;
+    }
+    }
+}
+
+void trunk::send(frame_kind k, std::uint32_t stream, std::uint32_t aux, const std::uint8_t* payload, std::size_t n)
+{
+    if (st_ != state::open) {
+        return;
+    }
+    frame_header h {k, stream, static_cast<std::uint32_t>(n), aux};
+    const auto hb = encode(h);
+    std::vector<std::uint8_t> f(hb.begin(), hb.end());
+    if (n != 0) {
+        f.insert(f.end(), payload, payload + n);
+    }
+    queued_ += f.size();
+    c_.peak_queue = std::max(c_.peak_queue, queued_);
+    ++c_.frames_out;
+    tx_.push_back(std::move(f));
+    if (congested()) {
+        was_congested_ = true;
+    }
+    flush();
+    if (st_ == state::open) {
+        update_events();
+    }
+}
+
+void trunk::flush()
+{
+    if (st_ == state::dead) {
+        return;
+    }
+    if (!stream_) {
+        // The handshake in the clear: a few dozen bytes.
+        while (!hs_out_.empty()) {
+            const ssize_t n = ::send(fd_.get(), hs_out_.data(), hs_out_.size(), MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    return;
+                }
+                return fail(std::string("cannot send the trunk handshake: ") + std::strerror(errno));
+            }
+            hs_out_.erase(hs_out_.begin(), hs_out_.begin() + n);
+        }
+        return;
+    }
+    if (stream_->output_pending() && stream_->flush() < 0 && errno != EAGAIN) {
+        return fail(std::string("cannot send on the trunk: ") + std::strerror(errno));
+    }
+    while (!tx_.empty()) {
+        iovec iov[32];
+        int cnt = 0;
+        std::size_t off = tx_off_;
+        for (auto it = tx_.begin(); it != tx_.end() && cnt < 32; ++it, ++cnt) {
+            iov[cnt].iov_base = it->data() + off;
+            iov[cnt].iov_len = it->size() - off;
+            off = 0;
+        }
+        const ssize_t n = stream_->writev(iov, cnt);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                break;
+            }
+            return fail(std::string("cannot send on the trunk: ") + std::strerror(errno));
+        }
+        last_tx_ = clock::now();
+        c_.bytes_out += static_cast<std::uint64_t>(n);
+        queued_ -= static_cast<std::size_t>(n);
+        std::size_t left = static_cast<std::size_t>(n);
+        while (left > 0) {
+            const std::size_t in_front = tx_.front().size() - tx_off_;
+            if (left >= in_front) {
+                left -= in_front;
+                tx_.pop_front();
+                tx_off_ = 0;
+            } else {
+                tx_off_ += left;
+                left = 0;
+            }
+        }
+    }
+    if (was_congested_ && queued_ < low_water) {
+        was_congested_ = false;
+        // A stream that resumes may end, and leave the map, meanwhile.
+        std::vector<std::uint32_t> ids;
+        for (const auto& [id, s] : streams_) {
+            ids.push_back(id);
+        }
+        for (auto id : ids) {
+            if (auto it = streams_.find(id); it != streams_.end()) {
+                it->second->resume();
+            }
+        }
+    }
+}
+
+void trunk::update_events()
+{
+    if (st_ == state::dead || !fd_) {
+        return;
+    }
+    bool out = !hs_out_.empty() || !tx_.empty() || (stream_ && stream_->output_pending()) || st_ == state::connecting;
+    d_.loop().modify(fd_.get(), EPOLLIN | (out ? EPOLLOUT : 0u), this);
+}
+
+std::uint32_t trunk::attach(route_stream* s)
+{
+    const std::uint32_t id = next_id_;
+    next_id_ += 2;
+    streams_[id] = s;
+    return id;
+}
+
+void trunk::attach(route_stream* s, std::uint32_t id)
+{
+    streams_[id] = s;
+}
+
+void trunk::detach(std::uint32_t id)
+{
+    streams_.erase(id);
+}
+
+void trunk::tick(clock::time_point now)
+{
+    if (st_ == state::dead) {
+        return;
+    }
+    if (st_ != state::open) {
+        if (now > deadline_) {
+            fail("the trunk handshake did not finish within " + std::to_string(handshake_time.count()) + " s");
+        }
+        return;
+    }
+    if (now - last_rx_ > d_.config().trunk_timeout) {
+        auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_rx_).count() / 1000.0;
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f", secs);
+        return fail(std::string("nothing heard on the trunk for ") + text +
+            " s (the other relay is stopped or dead, or the WAN link between them is down)");
+    }
+    if (now - last_tx_ >= ping_interval) {
+        send(frame_kind::ping, 0, ++pings_, nullptr, 0);
+    }
+}
+
+} // namespace hashi::relay

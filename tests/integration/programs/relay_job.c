@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A job for the relay checks (tests/wan/relay.sh): every pair of ranks
+ * exchanges a small (eager) and a large (rendezvous) message whose bytes
+ * depend on both ranks, and checks every byte; then an allreduce. With
+ * "traffic S" it keeps exchanging with the rank half the job away for S
+ * seconds (a relay fault must end the job). Prints "relay_job: OK" on rank 0
+ * and each rank's HASHI_RELAYS. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { small = 1024, large = 3 << 20 };
+
+static unsigned char pattern(int from, int to, long i) { return (unsigned char)(from * 31 + to * 7 + i * 13); }
+
+int main(int argc, char **argv)
+{
+    int rank, size, bad = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *relays = getenv("HASHI_RELAYS");
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len;
+    MPI_Get_processor_name(host, &len);
+    printf("rank %d on %s relays=%s\n", rank, host, relays ? relays : "none");
+    fflush(stdout);
+    unsigned char *out = malloc(large), *in = malloc(large);
+    for (int step = 1; step < size; ++step) {
+        const int to = (rank + step) % size, from = (rank - step + size) % size;
+        for (int k = 0; k < 2; ++k) {
+            const long n = k == 0 ? small : large;
+            for (long i = 0; i < n; ++i)
+                out[i] = pattern(rank, to, i);
+            MPI_Sendrecv(out, (int)n, MPI_BYTE, to, k, in, (int)n, MPI_BYTE, from, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (long i = 0; i < n; ++i)
+                if (in[i] != pattern(from, rank, i)) {
+                    ++bad;
+                    break;
+                }
+        }
+    }
+    if (argc == 3 && strcmp(argv[1], "traffic") == 0) {
+        const double end = MPI_Wtime() + atof(argv[2]);
+        const int partner = (rank + size / 2) % size;
+        long it = 0;
+        for (int stop = 0; !stop; ++it) {
+            MPI_Sendrecv(out, 4096, MPI_BYTE, partner, 5, in, 4096, MPI_BYTE, partner, 5, MPI_COMM_WORLD,
+                MPI_STATUS_IGNORE);
+            int mine = rank == 0 && MPI_Wtime() >= end;
+            MPI_Allreduce(&mine, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            if (rank == 0 && it % 50 == 0) {
+                printf("relay_job: traffic: iteration %ld\n", it);
+                fflush(stdout);
+            }
+            usleep(20000);
+        }
+    }
+    int total = 0;
+    MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && total == 0)
+        printf("relay_job: OK (%d ranks, every pair, %d and %d bytes)\n", size, small, large);
+    else if (rank == 0)
+        printf("relay_job: %d corrupt messages\n", total);
+    free(out);
+    free(in);
+    MPI_Finalize();
+    return total != 0;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# shellcheck shell=bash
+# Relays (relay/README.md, "Relays"): one MPI job across two private
+# clusters in the testbed's strict mode (no NAT, no forwarding: a node
+# reaches nothing outside its cluster), 2 gateways per cluster, each running
+# impi-relay; impi-server on c0gw's WAN address. Checks that the job runs
+# through the relays (every pair, eager and rendezvous, every byte), that
+# the trunks came up protected and carried the streams, that strangers on
+# either network are turned away without harm, and that a killed relay ends
+# the job on both clusters within 30 s with a message naming it, leaving no
+# process behind.
+source "$HASHI_SRCDIR/tests/integration/lib.sh"
+
+if [[ $(id -u) -ne 0 ]]; then
+    say "SKIP: needs root to create network namespaces (run make check as root)"
+    exit 77
+fi
+tb="$HASHI_PREFIX/bin/hashi-testbed"
+export HASHI_TESTBED_INSTANCE=rlytest
+cleanup() {
+    pkill -f -- "$work/relay_job" 2>/dev/null
+    "$tb" down >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+run up -- "$tb" up --clusters 2 --nodes 2 --gateways 2 --mode strict --wan-delay 5 --realtime
+expect_status up 0
+compile mpicc "$programs/relay_job.c" relay_job || {
+    finish
+    exit 1
+}
+secret="$work/job.secret"
+(umask 077 && head -c 32 /dev/urandom | base64 >"$secret")
+
+# wait_line FILE PATTERN: the first line of FILE once it matches (5 s).
+wait_line() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        if grep -Eq -- "$2" "$1" 2>/dev/null; then
+            grep -Em1 -- "$2" "$1"
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# job NAME ARGS...: impi-server on c0gw, relays 0 and 1 of both clusters on
+# their gateways, one mpiexec -client per cluster at its leader relay's LAN
+# address. Leaves NAME.{server,rC.I,cK}.{out,err}; $rc0 $rc1 $rcs.
+job() {
+    local name=$1 k i
+    shift
+    "$tb" exec c0gw impi-server -server 2 -host 198.18.0.1 -impi-secret-file "$secret" -v \
+        >"$name.server.out" 2>"$name.server.err" &
+    local server=$!
+    local addr
+    addr=$(wait_line "$name.server.out" ':') || {
+        fail "$name: impi-server printed no address"
+        return 1
+    }
+    local -a relay_pids=()
+    for k in 0 1; do
+        for i in 0 1; do
+            local gw="c${k}gw"
+            [[ $i == 0 ]] || gw="c${k}gw$i"
+            "$tb" exec "$gw" impi-relay -relay "$i" "$addr" --cluster "$k" --relays 2 -impi-secret-file "$secret" -v \
+                >"$name.r$k.$i.out" 2>"$name.r$k.$i.err" &
+            relay_pids+=($!)
+        done
+    done
+    local r0 r1
+    r0=$(wait_line "$name.r0.0.out" ':') && r1=$(wait_line "$name.r1.0.out" ':') || {
+        fail "$name: a relay printed no address"
+        return 1
+    }
+    if [[ $name == pairs ]]; then
+        # Strangers at a relay's LAN port (from a node) and WAN port (from
+        # the other cluster's gateway) while the job starts and runs.
+        local wan
+        wan=$(wait_line "$name.r0.0.err" "as relay 0 of cluster 0" |
+            sed -n 's/.*(LAN [0-9.:]*, WAN \([0-9.]*:[0-9]*\)).*/\1/p')
+        "$tb" exec c0n1 python3 "$HASHI_SRCDIR/tests/wan/relay_stranger.py" "${r0%:*}" "${r0##*:}" lan 12 \
+            >strangers.lan 2>&1 &
+        "$tb" exec c1gw python3 "$HASHI_SRCDIR/tests/wan/relay_stranger.py" "${wan%:*}" "${wan##*:}" wan 12 \
+            >strangers.wan 2>&1 &
+        sleep 0.5
+    fi
+    local -a launch=(-impi-secret-file "$secret" -launcher exec -launcher-exec "$tb exec {host}")
+    timeout 90 "$tb" exec c1n0 mpiexec -client 1 "$r1" -hosts c1n0:1,c1n1:1 "${launch[@]}" "$work/relay_job" "$@" \
+        >"$name.c1.out" 2>"$name.c1.err" &
+    local c1=$!
+    echo "$c1" >"$name.c1.pid"
+    rc0=0 rc1=0 rcs=0
+    timeout 90 "$tb" exec c0n0 mpiexec -client 0 "$r0" -hosts c0n0:1,c0n1:1 "${launch[@]}" "$work/relay_job" "$@" \
+        >"$name.c0.out" 2>"$name.c0.err" || rc0=$?
+    wait "$c1" || rc1=$?
+    wait "$server" || rcs=$?
+    relay_rc=()
+    for i in "${relay_pids[@]}"; do
+        local r=0
+        wait "$i" || r=$?
+        relay_rc+=("$r")
+    done
+    say "ran $name: clients $rc0/$rc1, server $rcs, relays ${relay_rc[*]}"
+}
+
+# The nodes are cut off: nothing but the relays can carry the job.
+run isolated -- "$tb" exec c0n0 timeout 3 bash -c 'exec 3<>/dev/tcp/198.18.0.254/9'
+if [[ $status != 0 ]]; then
+    pass "strict mode: c0n0 cannot reach the WAN core"
+else
+    fail "strict mode: c0n0 reached the WAN core"
+fi
+
+job pairs
+if [[ $rc0 == 0 && $rc1 == 0 && $rcs == 0 ]]; then pass "pairs: both clusters and the server exited 0"; else
+    fail "pairs: clients $rc0/$rc1, server $rcs"
+    tail -n 12 pairs.c0.err pairs.c1.err pairs.server.err pairs.r*.err | sed 's/^/    /'
+fi
+expect_in pairs pairs.c0.out "^relay_job: OK \(4 ranks, every pair"
+expect_count pairs <(cat pairs.c0.out pairs.c1.out) "^rank [0-3] on c[01]n[01] relays=10\.[01]\.0\.1:[0-9]+,10\.[01]\.0\.2:[0-9]+$" 4
+for k in 0 1; do
+    for i in 0 1; do
+        expect_in "pairs-relay$k.$i" "pairs.r$k.$i.err" "trunk up to relay [01] of cluster $((1 - k)) \(integrity"
+        expect_in "pairs-relay$k.$i" "pairs.r$k.$i.err" "the job ended"
+    done
+done
+if [[ ${relay_rc[*]} == "0 0 0 0" ]]; then pass "pairs: every relay exited 0 when the job ended"; else
+    fail "pairs: relay exit statuses ${relay_rc[*]}"
+fi
+# Each relay counts the streams the other cluster's relays opened to it: the
+# 4 pairs of ranks across the clusters need at least 4 in all.
+streams=$(cat pairs.r*.err | sed -n 's/.* \([0-9]*\) streams opened.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+if [[ $streams -ge 4 ]]; then pass "pairs: the trunks carried $streams streams"; else
+    fail "pairs: the trunks carried $streams streams, at least 4 expected"; fi
+grep -h "trunk to" pairs.r*.err | sed 's/^/    /'
+
+# The strangers got not one byte, the junk was closed, and the job above
+# ran all the same.
+wait
+cat strangers.lan strangers.wan | sed 's/^/    /'
+expect_count strangers <(cat strangers.lan strangers.wan) " received=0 closed=(yes|no)$" 7
+expect_count strangers-closed <(cat strangers.lan strangers.wan) "^(lan|wan) [a-z-]*(job|version|junk) received=0 closed=yes$" 5
+
+finish
