@@ -77,6 +77,9 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/pr
 # (liveness.sh is at the front of TESTS, see above)
 TESTS += tests/wan/federation.sh
 EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
+# Several gateways per cluster in strict mode (the testbed side of relays).
+TESTS += tests/wan/gateways.sh
+EXTRA_DIST += tests/wan/gateways.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
 # (ranks' handshake and descriptors, mpiexec's PMI port, impi-server floods)
