@@ -47,6 +47,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/wire/byte_order.hpp \
 	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
 	src/transport/wire/handshake.cpp src/transport/wire/handshake.hpp \
+	src/transport/wire/relay_route.cpp src/transport/wire/relay_route.hpp \
 	src/transport/engine/liveness.cpp src/transport/engine/liveness.hpp \
 	src/transport/engine/peer_watch.cpp src/transport/engine/peer_watch.hpp \
 	src/transport/engine/waiting.cpp \
@@ -65,8 +66,10 @@ tests_unit_transport_unit_SOURCES = \
 	tests/unit/transport/main.cpp \
 	tests/unit/transport/test_wire.cpp \
 	tests/unit/transport/test_handshake.cpp \
+	tests/unit/transport/test_relay_route.cpp \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
+	src/transport/wire/relay_route.cpp \
 	src/transport/engine/job_key.cpp \
 	tests/unit/transport/test_liveness.cpp \
 	tests/unit/transport/test_reorder.cpp \
@@ -87,6 +90,7 @@ tests_transport_fi_robustness_SOURCES = \
 	tests/transport/fi_robustness.cpp \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
+	src/transport/wire/relay_route.cpp \
 	src/transport/engine/job_key.cpp \
 	src/transport/wire/heartbeat.cpp \
 	src/transport/address.cpp
