@@ -6,6 +6,7 @@
 #include "transport/endpoint.hpp"
 
 #include "transport/engine/local_address.hpp"
+#include "transport/engine/relay_set.hpp"
 #include "transport/ep_ops.hpp"
 #include "transport/wire/handshake.hpp"
 
@@ -190,10 +191,11 @@ int endpoint::enable()
         : std::nullopt;
     wan_pacing pacing;
     const auto ip = protection && pacing.init(err) ? choose_local_ipv4(err) : std::nullopt;
+    const auto relays = ip ? relays_from_environment(err) : std::nullopt;
     std::optional<job_key> key;
-    if (ip)
+    if (relays)
         key = job_key::from_environment(err);
-    if (!ip || !key) {
+    if (!relays || !key) {
         log_error("cannot enable the endpoint: %s", err.c_str());
         return -FI_EINVAL;
     }
@@ -209,6 +211,7 @@ int endpoint::enable()
     settings.chunk_size = *chunk;
     settings.protection.level = *protection;
     settings.protection.local = *protect_local != 0;
+    settings.relays = *relays;
 
     // Liveness: the UDP socket of the liveness thread shares the TCP
     // listener's port number (engine/liveness.hpp).
@@ -231,6 +234,13 @@ int endpoint::enable()
     self.addr.ipv4 = *ip;
     self.addr.port = port;
     self.addr.nonce = random64();
+    if (!settings.relays.empty()) {
+        // Behind relays: peers of other clusters reach this endpoint through
+        // their relays and ours; the card names relay 0 (engine/router.hpp).
+        self.addr.via_relay = true;
+        self.addr.relay_ipv4 = settings.relays.front().ipv4;
+        self.addr.relay_port = settings.relays.front().port;
+    }
     self.key = self.addr.encode();
     self.job_id = settings.job_id;
     self.host = host_;
@@ -247,6 +257,8 @@ int endpoint::enable()
     HASHI_DEBUG("endpoint enabled at %s, job %016llx, %s key, eager limit %zu", self.addr.describe().c_str(),
         static_cast<unsigned long long>(settings.job_id), key->is_random() ? "a random" : "the job's",
         settings.eager_limit);
+    for (std::size_t t = 0; t < settings.relays.size(); ++t)
+        HASHI_DEBUG("trunk %zu: the relay at %s (%s)", t, settings.relays[t].describe().c_str(), relays_variable);
     return 0;
 }
 

@@ -10,6 +10,7 @@ hashifi_LTLIBRARIES = libhashi-fi.la
 libhashi_fi_la_SOURCES = \
 	src/transport/common.hpp \
 	src/transport/provider.cpp \
+	src/transport/diagnostics.cpp \
 	src/transport/info.cpp src/transport/info.hpp \
 	src/transport/address.cpp src/transport/address.hpp \
 	src/transport/objects.hpp \
@@ -28,10 +29,12 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/operations.cpp src/transport/engine/operations.hpp \
 	src/transport/engine/peer_table.cpp src/transport/engine/peer_table.hpp \
 	src/transport/engine/router.cpp src/transport/engine/router.hpp \
+	src/transport/engine/relay_set.cpp src/transport/engine/relay_set.hpp \
 	src/transport/engine/progress.cpp src/transport/engine/progress.hpp \
 	src/transport/path/path.cpp src/transport/path/path.hpp \
 	src/transport/path/path_manager.cpp src/transport/path/path_manager.hpp \
 	src/transport/path/handshake.cpp \
+	src/transport/path/relay_dial.cpp \
 	src/transport/path/stream_parser.cpp src/transport/path/stream_parser.hpp \
 	src/transport/path/reorder.cpp src/transport/path/reorder.hpp \
 	src/transport/send/tx_frame.hpp \
@@ -47,6 +50,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/wire/byte_order.hpp \
 	src/transport/wire/frame.cpp src/transport/wire/frame.hpp \
 	src/transport/wire/handshake.cpp src/transport/wire/handshake.hpp \
+	src/transport/wire/relay_route.cpp src/transport/wire/relay_route.hpp \
 	src/transport/engine/liveness.cpp src/transport/engine/liveness.hpp \
 	src/transport/engine/peer_watch.cpp src/transport/engine/peer_watch.hpp \
 	src/transport/engine/waiting.cpp \
@@ -65,10 +69,18 @@ tests_unit_transport_unit_SOURCES = \
 	tests/unit/transport/main.cpp \
 	tests/unit/transport/test_wire.cpp \
 	tests/unit/transport/test_handshake.cpp \
+	tests/unit/transport/test_relay_route.cpp \
+	tests/unit/transport/test_relay_set.cpp \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
+	src/transport/wire/relay_route.cpp \
 	src/transport/engine/job_key.cpp \
+	src/transport/engine/relay_set.cpp \
+	src/transport/engine/router.cpp \
 	tests/unit/transport/test_liveness.cpp \
+	tests/unit/transport/test_liveness_relay.cpp \
+	src/transport/engine/liveness.cpp \
+	src/transport/diagnostics.cpp \
 	tests/unit/transport/test_reorder.cpp \
 	tests/unit/transport/test_send_scheduler.cpp \
 	src/transport/path/reorder.cpp \
@@ -78,7 +90,7 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/engine/peer_watch.cpp \
 	src/transport/address.cpp
 tests_unit_transport_unit_CPPFLAGS = $(AM_CPPFLAGS) $(CRYPTO_CFLAGS) -DBOOST_TEST_DYN_LINK
-tests_unit_transport_unit_LDADD = $(CRYPTO_LIBS) -lboost_unit_test_framework
+tests_unit_transport_unit_LDADD = libhashi_common.a $(CRYPTO_LIBS) -lboost_unit_test_framework
 TESTS += tests/unit/transport-unit
 
 ## Robustness checks through the libfabric API (run by provider.sh) ##########
@@ -87,6 +99,7 @@ tests_transport_fi_robustness_SOURCES = \
 	tests/transport/fi_robustness.cpp \
 	src/transport/wire/frame.cpp \
 	src/transport/wire/handshake.cpp \
+	src/transport/wire/relay_route.cpp \
 	src/transport/engine/job_key.cpp \
 	src/transport/wire/heartbeat.cpp \
 	src/transport/address.cpp

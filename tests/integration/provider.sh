@@ -66,6 +66,13 @@ run bad-timeout -- env FI_HASHI_PEER_TIMEOUT=soon mpiexec -n 1 ./hello
 expect_in bad-timeout bad-timeout.err "FI_HASHI_PEER_TIMEOUT='soon' is not a whole number from 0 to 86400"
 run bad-heartbeat -- env FI_HASHI_PEER_TIMEOUT=5 FI_HASHI_HEARTBEAT=3 mpiexec -n 1 ./hello
 expect_in bad-heartbeat bad-heartbeat.err "FI_HASHI_PEER_TIMEOUT=5 must be at least twice FI_HASHI_HEARTBEAT=3"
+run bad-relays -- env HASHI_RELAYS=10.0.0.1:7000,gw1 mpiexec -n 1 ./hello
+expect_in bad-relays bad-relays.err "HASHI_RELAYS='10.0.0.1:7000,gw1': entry 2 \\('gw1'\\) has no ':PORT'"
+# Ranks behind relays talk to the ranks of their own cluster directly (the
+# relay named here does not exist).
+run relays-same-cluster -- env HASHI_RELAYS=127.0.0.1:9 mpiexec -n 2 -hosts a,b -launcher exec \
+    -launcher-exec "env X={host}" ./hello
+expect_status relays-same-cluster 0
 run no-liveness -- env FI_HASHI_PEER_TIMEOUT=0 mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
 expect_status no-liveness 0
 

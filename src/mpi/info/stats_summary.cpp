@@ -16,6 +16,7 @@ namespace {
 struct peer_line {
     std::string endpoint; // file name: host.pid
     std::string peer, host;
+    std::string route = "direct"; // files written before the route column have none
     unsigned long long pid = 0, tx_bytes = 0, tx_msgs = 0, rx_bytes = 0, rx_msgs = 0, unexpected_max = 0,
                        rendezvous = 0, rma = 0, retrans = 0;
 };
@@ -62,24 +63,26 @@ int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream&
             if (!(s >> p.peer >> p.host >> p.pid >> p.tx_bytes >> p.tx_msgs >> p.rx_bytes >> p.rx_msgs >>
                     p.unexpected_max >> p.rendezvous >> p.rma >> p.retrans)) {
                 err << "hashi-info: " << f.string() << ":" << n
-                    << ": not a statistics line (expected 11 fields: peer host pid tx_bytes tx_msgs rx_bytes rx_msgs "
-                       "unexpected_max rendezvous rma_ops tcp_retransmits)\n";
+                    << ": not a statistics line (expected 11 fields and a route: peer host pid tx_bytes tx_msgs "
+                       "rx_bytes rx_msgs unexpected_max rendezvous rma_ops tcp_retransmits route)\n";
                 return 1;
             }
+            if (std::string r; s >> r)
+                p.route = r;
             lines.push_back(p);
         }
     }
     out << std::left << std::setw(24) << "endpoint" << std::setw(6) << "peer" << std::setw(16) << "peer host"
         << std::right << std::setw(10) << "tx MiB" << std::setw(10) << "tx msgs" << std::setw(10) << "rx MiB"
         << std::setw(10) << "rx msgs" << std::setw(8) << "unexp" << std::setw(8) << "rdv" << std::setw(8) << "rma"
-        << std::setw(8) << "retx"
+        << std::setw(8) << "retx" << "  route"
         << "\n";
     peer_line total;
     for (const auto& p : lines) {
         out << std::left << std::setw(24) << p.endpoint << std::setw(6) << p.peer << std::setw(16) << p.host
             << std::right << std::setw(10) << mib(p.tx_bytes) << std::setw(10) << p.tx_msgs << std::setw(10)
             << mib(p.rx_bytes) << std::setw(10) << p.rx_msgs << std::setw(8) << p.unexpected_max << std::setw(8)
-            << p.rendezvous << std::setw(8) << p.rma << std::setw(8) << p.retrans << "\n";
+            << p.rendezvous << std::setw(8) << p.rma << std::setw(8) << p.retrans << "  " << p.route << "\n";
         total.tx_bytes += p.tx_bytes;
         total.tx_msgs += p.tx_msgs;
         total.rx_bytes += p.rx_bytes;

@@ -24,8 +24,8 @@ constexpr std::size_t commit_window_frames = 48;
 engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_multi_recv, const engine_settings& s,
     const endpoint_identity& self, job_key key, int listen_fd, std::optional<liveness_settings> live, int udp_fd,
     wan_pacing pacing)
-    : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)), peers_(s.chunk_size),
-      router_(self.addr), done_(b_, ops_),
+    : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)),
+      router_(self.addr, s.relays), peers_(s.chunk_size, router_), done_(b_, ops_),
       backend_(std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv)),
       paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing)
 {

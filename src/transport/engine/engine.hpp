@@ -50,6 +50,7 @@ struct engine_settings {
     std::size_t chunk_size = 1 << 20; // FI_HASHI_CHUNK_SIZE
     std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
+    std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
 };
 
 class engine final : public path_owner,
@@ -124,8 +125,8 @@ private:
     const endpoint_identity self_;
     const job_key key_;
     progress_loop loop_;
+    router router_; // before peers_, which asks it how new peers are reached
     peer_table peers_;
-    router router_;
     operations ops_;
     completions done_;
     std::unique_ptr<receive_backend> backend_;

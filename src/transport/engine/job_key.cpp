@@ -132,6 +132,16 @@ wire::mac job_key::connector_mac(const handshake_transcript& t) const
     return sign("hashi handshake v2 connector", transcript_bytes(t));
 }
 
+wire::mac job_key::relay_route_mac(const relay_route_transcript& t) const
+{
+    return sign(wire::route_relay_mac_label, wire::route_mac_input(t));
+}
+
+wire::mac job_key::rank_route_mac(const relay_route_transcript& t) const
+{
+    return sign(wire::route_rank_mac_label, wire::route_mac_input(t));
+}
+
 bool same_mac(const wire::mac& a, const wire::mac& b) noexcept
 {
     return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;

@@ -13,6 +13,7 @@
 
 #include "transport/address.hpp"
 #include "transport/wire/handshake.hpp"
+#include "transport/wire/relay_route.hpp"
 
 #include <array>
 #include <cstdint>
@@ -35,6 +36,10 @@ struct handshake_transcript {
     wire::hello_status status = wire::hello_status::ok;
 };
 
+// What the two MACs of the relay route handshake cover (wire/relay_route.hpp):
+// the job id, the rank's card, the card it wants, its nonce and the relay's.
+using relay_route_transcript = wire::route_transcript;
+
 class job_key {
 public:
     static constexpr std::size_t size = 32;
@@ -56,6 +61,12 @@ public:
 
     wire::mac acceptor_mac(const handshake_transcript& t) const;
     wire::mac connector_mac(const handshake_transcript& t) const;
+
+    // The relay route (path/relay_dial.cpp): the relay proves it holds the
+    // key with relay_route_mac, then the rank with rank_route_mac; the two
+    // labels differ, so neither MAC passes for the other.
+    wire::mac relay_route_mac(const relay_route_transcript& t) const;
+    wire::mac rank_route_mac(const relay_route_transcript& t) const;
 
     // The key itself, for the liveness thread's heartbeat MACs
     // (wire/heartbeat.hpp), which that thread computes on its own copy.

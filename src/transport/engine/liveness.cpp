@@ -7,6 +7,7 @@
 
 #include "transport/common.hpp"
 #include "transport/engine/local_address.hpp"
+#include "transport/wire/relay_route.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -224,6 +225,9 @@ void liveness_monitor::receive(clock::time_point now)
             continue;
         }
         const auto& h = std::get<wire::heartbeat>(d);
+        // `from` is not looked at for a pong: what authenticates it is the
+        // MAC, the target nonce and the echoed challenge, and a relayed
+        // peer's pong arrives from its relay's address.
         if (h.target != self_nonce_) {
             ++local_.not_for_us; // a restarted process on a reused port, or a stale card
             continue;
@@ -284,7 +288,20 @@ void liveness_monitor::send_ping(tracked& t, clock::time_point now)
     to.sin_family = AF_INET;
     to.sin_addr.s_addr = htonl(t.who.ipv4);
     to.sin_port = htons(t.who.port);
-    if (::sendto(udp_fd_, bytes.data(), bytes.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0)
+    const std::uint8_t* out = bytes.data();
+    std::size_t out_len = bytes.size();
+    std::array<std::uint8_t, wire::relay_liveness_size> wrapped {};
+    if (t.who.relay_port != 0) {
+        // Through the relay of the peer's trunk, which forwards the ping to
+        // the card's address; the pong comes back from the relay's address
+        // (receive() looks at what a pong proves, not where it came from).
+        wrapped = wire::encode(wire::relay_liveness {t.who.ipv4, t.who.port, bytes});
+        out = wrapped.data();
+        out_len = wrapped.size();
+        to.sin_addr.s_addr = htonl(t.who.relay_ipv4);
+        to.sin_port = htons(t.who.relay_port);
+    }
+    if (::sendto(udp_fd_, out, out_len, 0, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0)
         ++local_.send_errors; // unreachable network and the like: the silence will tell
     else
         ++local_.pings_sent;

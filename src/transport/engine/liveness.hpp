@@ -53,6 +53,11 @@ public:
         endpoint_address::bytes key {};
         std::uint32_t ipv4 = 0; // where its UDP socket is: its card's address and port
         std::uint16_t port = 0;
+        // A peer reached through a relay (engine/router.hpp): its pings go
+        // to that relay's UDP port in the relay's envelope
+        // (wire/relay_route.hpp); 0 when it is pinged directly.
+        std::uint32_t relay_ipv4 = 0;
+        std::uint16_t relay_port = 0;
         std::uint64_t nonce = 0;
         std::uint64_t rx_bytes = 0; // payload received from it so far: growth means it is alive
         std::string name; // peer::describe(), for the verdict

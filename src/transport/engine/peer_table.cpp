@@ -3,6 +3,7 @@
 #include "transport/engine/peer_table.hpp"
 
 #include "transport/common.hpp"
+#include "transport/engine/router.hpp"
 
 namespace hashi::fi {
 
@@ -14,6 +15,8 @@ std::string peer::describe() const
         s += " (pid " + std::to_string(pid) + " on " + host + ", " + addr.describe() + ")";
     else
         s += " (" + addr.describe() + ")";
+    if (!via.empty())
+        s += " " + via;
     return s;
 }
 
@@ -29,6 +32,7 @@ peer& peer_table::by_address(const endpoint_address& a)
     if (peer* p = find(key))
         return *p;
     auto p = std::make_unique<peer>(a, chunk_size_);
+    p->via = routes_.note(a);
     // Already in the AV (it connected before we sent to it): number it now,
     // so directed receives match what it sends.
     if (auto known = av_index_.find(key); known != av_index_.end()) {

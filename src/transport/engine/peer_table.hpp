@@ -56,6 +56,7 @@ struct peer {
     reorder_stage reorder; // restores the order of what it sends us
     std::string host; // from the handshake, for messages
     std::uint32_t pid = 0;
+    std::string via; // "via relay A:P (trunk t)" for a peer reached through a relay (router::note)
     bool failed = false;
     std::string failure;
     peer_stats stats;
@@ -73,9 +74,12 @@ protected:
     ~peer_failure_listener() = default;
 };
 
+class router;
+
 class peer_table {
 public:
-    explicit peer_table(std::size_t chunk_size) : chunk_size_(chunk_size) {}
+    // `routes` names the relay a new peer is reached through (peer::via).
+    peer_table(std::size_t chunk_size, const router& routes) : chunk_size_(chunk_size), routes_(routes) {}
 
     // The peer at AV index `dest`, made from the AV's entry on first use.
     // Null with `err` set when `dest` is not in the AV.
@@ -107,6 +111,7 @@ public:
 
 private:
     std::size_t chunk_size_;
+    const router& routes_;
     std::vector<peer*> by_index_;
     std::map<endpoint_address::bytes, fi_addr_t> av_index_; // address -> first fi_addr it was inserted at
     std::map<endpoint_address::bytes, std::unique_ptr<peer>> peers_;

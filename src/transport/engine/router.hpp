@@ -3,16 +3,28 @@
 //
 // route_for(peer) answers where to connect and whether the traffic crosses
 // the WAN (other cluster: WAN pacing and, on request, protection apply).
-// path_for(peer) picks the established path a frame leaves on. Today every
-// peer is reached directly at its card's address over one path; relays
-// (issue "Relays") answer "through the local relay set" here, and trunks
-// add several paths that path_for() spreads frames over, with the
+// path_for(peer) picks the established path a frame leaves on.
+//
+// A peer in the same cluster, or in another one when neither side sits
+// behind relays, is reached directly at its card's address. A peer in
+// another cluster when either side is behind relays (the card's via_relay
+// flag) is reached through a local relay (HASHI_RELAYS, engine/relay_set.hpp):
+// the path is made to that relay, which after the route handshake
+// (path/relay_dial.cpp) forwards bytes unread. Which relay: the trunk
+// trunk_of(both cards), the same number on both sides, so that both
+// directions of a pair take the same relay pair. A relayed peer is still a
+// WAN peer: protection and pacing apply end to end. Trunks with several
+// paths per peer will have path_for() spread frames over them, with the
 // receiver's reorder stage putting them back in order.
 #pragma once
 
 #include "transport/address.hpp"
+#include "transport/engine/relay_set.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace hashi::fi {
 
@@ -20,23 +32,46 @@ struct peer;
 class path;
 
 struct route {
-    enum class kind : std::uint8_t { self, direct };
+    enum class kind : std::uint8_t {
+        self,
+        direct,
+        relay, // connect to the local relay of `trunk`, which forwards to the peer
+        unreachable, // the peer is behind relays and this process has none
+    };
     kind how = kind::direct;
-    std::uint32_t ipv4 = 0; // where to connect (host order)
+    std::uint32_t ipv4 = 0; // where to connect (host order): the peer, or the relay
     std::uint16_t port = 0;
+    std::uint8_t trunk = 0; // kind::relay: the relay's number in HASHI_RELAYS
     bool wan = false; // the peer is in another cluster
 };
 
 class router {
 public:
-    explicit router(const endpoint_address& self) : self_(self) {}
+    explicit router(const endpoint_address& self, std::vector<relay_endpoint> relays = {})
+        : self_(self), relays_(std::move(relays))
+    {
+    }
     route route_for(const peer& p) const noexcept;
+    // The route to another endpoint at `a` (not this one).
+    route route_to(const endpoint_address& a) const noexcept;
     // The path to write the next frames to, or null when none is open.
     path* path_for(const peer& p) const noexcept;
     bool crosses_wan(const peer& p) const noexcept;
+    // "via relay 10.0.0.1:7000 (trunk 1)" for a relayed address, empty
+    // otherwise; for peer::describe() and the statistics.
+    std::string note(const endpoint_address& a) const;
+    // Why `a` cannot be reached (route kind unreachable), naming what to do.
+    static std::string unreachable_reason(const endpoint_address& a);
+
+    // The trunk of the pair (a, b) among `trunks` relays: the same whichever
+    // of the two asks, spread evenly over pairs. `trunks` at least 1.
+    static std::size_t trunk_of(
+        const endpoint_address::bytes& a, const endpoint_address::bytes& b, std::size_t trunks) noexcept;
 
 private:
     endpoint_address self_;
+    endpoint_address::bytes self_key_ = self_.encode();
+    std::vector<relay_endpoint> relays_;
 };
 
 } // namespace hashi::fi

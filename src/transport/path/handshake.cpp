@@ -300,13 +300,19 @@ void path_manager::handshake_closed(path& c, const std::string& why)
         close(c);
         return;
     }
-    if (c.st == path::state::await_challenge && p->redials < max_redials && !closing_) {
+    const bool routing = c.st == path::state::await_route_challenge || c.st == path::state::await_route_result;
+    if ((c.st == path::state::await_challenge || routing) && p->redials < max_redials && !closing_) {
         // Closed before the acceptor answered: it may have evicted us in a
-        // flood of strangers, or its accept queue overflowed. Try again.
+        // flood of strangers, or its accept queue overflowed (or, through a
+        // relay, the relay closed before it made the route). Try again.
         close(c);
         schedule_redial(*p);
         HASHI_DEBUG("connection to %s closed during the handshake (%s); dialing again", p->describe().c_str(),
             why.c_str());
+        return;
+    }
+    if (routing) {
+        failed(c, relay_name(c) + " closed the connection before it made the route (" + why + ")");
         return;
     }
     failed(c,

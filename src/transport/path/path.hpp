@@ -50,6 +50,8 @@ public:
     // The handshake (path/handshake.cpp) moves a path through these.
     enum class state : std::uint8_t {
         dialing, // connector: non-blocking connect in progress
+        await_route_challenge, // connector through a relay: route_request sent (path/relay_dial.cpp)
+        await_route_result, // connector through a relay: route_proof sent
         await_challenge, // connector: hello sent
         await_hello, // acceptor: accepted, nothing proved yet
         await_proof, // acceptor: challenge sent
@@ -103,6 +105,17 @@ public:
     bool attached = false; // the receive backend reads it (after the handshake)
     handshake_transcript hs {};
     std::uint64_t hs_deadline_ns = 0; // acceptor: the handshake must be done by then
+    // A connector's path through a local relay (path/relay_dial.cpp): the
+    // relay, the route handshake's transcript, and by when the relay must
+    // have answered the route.
+    struct relay_hop {
+        bool active = false;
+        std::uint32_t ipv4 = 0; // host order
+        std::uint16_t port = 0;
+        std::uint8_t trunk = 0;
+        relay_route_transcript hs {};
+        std::uint64_t deadline_ns = 0;
+    } relay;
     bool ack_pending = false; // connector: open, the acceptor's hello_ack not read yet
     std::vector<std::uint8_t> hs_out;
     std::size_t hs_sent = 0;

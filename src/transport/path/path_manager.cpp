@@ -84,6 +84,10 @@ void path_manager::dial(peer& p)
 {
     p.redial_pending = false;
     const route r = routes_.route_for(p);
+    if (r.how == route::kind::unreachable) {
+        peers_.fail(p, router::unreachable_reason(p.addr), closing_);
+        return;
+    }
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         peers_.fail(p, std::string("cannot create a socket: ") + std::strerror(errno), closing_);
@@ -98,11 +102,33 @@ void path_manager::dial(peer& p)
     c.p = &p;
     c.st = path::state::dialing;
     p.dialing = &c;
+    if (r.how == route::kind::relay) {
+        c.relay.active = true;
+        c.relay.ipv4 = r.ipv4;
+        c.relay.port = r.port;
+        c.relay.trunk = r.trunk;
+        c.relay.deadline_ns = monotonic_ns() + route_timeout_ns;
+        loop_.at(c.relay.deadline_ns + 1, [this] { expire_routes(); });
+    }
     const int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&sin), sizeof sin);
+    const int connect_errno = errno;
     c.watch(loop_, true, true);
-    HASHI_DEBUG("connecting to %s", p.describe().c_str());
-    if (rc != 0 && errno != EINPROGRESS)
-        failed(c, std::string("cannot connect: ") + std::strerror(errno));
+    if (c.relay.active)
+        HASHI_DEBUG("connecting to %s through %s", p.describe().c_str(), relay_name(c).c_str());
+    else
+        HASHI_DEBUG("connecting to %s", p.describe().c_str());
+    if (rc != 0 && connect_errno != EINPROGRESS)
+        connect_failed(c, connect_errno);
+}
+
+void path_manager::connect_failed(path& c, int err)
+{
+    if (c.relay.active)
+        failed(c, "cannot connect to " + relay_name(c) + ": " + std::strerror(err) +
+                " (is impi-relay running on this cluster's gateway, at the address mpiexec gave in " +
+                relays_variable + "?)");
+    else
+        failed(c, std::string("cannot connect: ") + std::strerror(err));
 }
 
 void path_manager::pause_accepting()
@@ -147,10 +173,13 @@ void path_manager::connected(path& c)
     socklen_t len = sizeof err;
     ::getsockopt(c.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
     if (err != 0) {
-        failed(c, std::string("cannot connect: ") + std::strerror(err));
+        connect_failed(c, err);
         return;
     }
-    send_hello(c);
+    if (c.relay.active)
+        send_route_request(c); // the ordinary hello follows once the relay has made the route
+    else
+        send_hello(c);
 }
 
 void path_manager::handshake_events(path& c, std::uint32_t events)
@@ -174,8 +203,12 @@ void path_manager::handshake_events(path& c, std::uint32_t events)
         advance_stream(c);
         return;
     }
-    if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0)
-        read_handshake(c);
+    if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
+        if (c.st == path::state::await_route_challenge || c.st == path::state::await_route_result)
+            read_route(c); // reads the handshake too once the route is made
+        else
+            read_handshake(c);
+    }
     if (c.st != path::state::closed && (events & EPOLLOUT) != 0 && !c.hs_out.empty())
         flush_handshake(c);
 }
@@ -293,19 +326,33 @@ bool path_manager::read_handshake(path& c)
         // Exactly what the frame needs, never more: a protected stream
         // starts right after the last handshake frame, and its bytes are
         // the stream's, not ours.
-        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, need - avail, 0);
+        switch (fill_exactly(c, need)) {
+        case fill_result::got:
+            continue;
+        case fill_result::blocked:
+            return false;
+        case fill_result::closed:
+            return true;
+        }
+    }
+    return false;
+}
+
+path_manager::fill_result path_manager::fill_exactly(path& c, std::size_t need)
+{
+    for (;;) {
+        const ssize_t r = ::recv(c.fd(), c.rx.data() + c.tail, need - c.tail, 0);
         if (r > 0) {
             c.tail += static_cast<std::size_t>(r);
-            continue;
+            return fill_result::got;
         }
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return false;
+            return fill_result::blocked;
         handshake_closed(c, r == 0 ? std::string("connection closed") : std::string(std::strerror(errno)));
-        return true;
+        return fill_result::closed;
     }
-    return false;
 }
 
 void path_manager::close(path& c)

@@ -107,7 +107,23 @@ public:
 private:
     path& add_path(int fd, bool outgoing);
     void connected(path& c);
+    void connect_failed(path& c, int err);
     bool read_handshake(path& c);
+    // Reads into c.rx[c.tail, need), never a byte past `need` (what follows
+    // a handshake message is not the handshake's). `got`: some bytes came;
+    // `blocked`: none now; `closed`: handshake_closed() has dealt with it.
+    enum class fill_result : std::uint8_t { got, blocked, closed };
+    fill_result fill_exactly(path& c, std::size_t need);
+
+    // The route through a local relay, before the handshake
+    // (path/relay_dial.cpp).
+    void send_route_request(path& c);
+    void read_route(path& c);
+    void on_route_challenge(path& c, const wire::route_challenge& ch);
+    void on_route_result(path& c, const wire::route_result& r);
+    void expire_routes();
+    // "the relay at 10.0.0.1:7000 (trunk 1)" for messages.
+    static std::string relay_name(const path& c);
 
     // The handshake (path/handshake.cpp).
     void send_hello(path& c);
@@ -146,6 +162,9 @@ private:
     // many are held at once (path/handshake.cpp says why).
     static constexpr std::uint64_t handshake_timeout_ns = 10'000'000'000ull;
     static constexpr std::size_t max_inbound_handshakes = 64;
+    // A relay has this long from the dial on to answer the route (connect,
+    // challenge, result), so a stuck relay cannot hold a dial forever.
+    static constexpr std::uint64_t route_timeout_ns = 20'000'000'000ull;
     std::size_t handshakes_inbound_ = 0; // accepted paths not yet proved
     bool expiry_timer_ = false;
     log_limiter refusals_; // strangers refused
