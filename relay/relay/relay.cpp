@@ -30,6 +30,7 @@ constexpr std::size_t max_greetings = 256; // LAN connections that have not said
 constexpr std::size_t max_pending_pongs = 4096;
 constexpr auto pong_lifetime = std::chrono::seconds(30);
 constexpr auto trunk_setup_time = std::chrono::seconds(20);
+constexpr auto linger_time = std::chrono::seconds(3);
 
 std::string ipv4_text(std::uint32_t a)
 {
@@ -173,7 +174,10 @@ void daemon::on_server_readable()
         }
         on_server_frame(*f);
     }
-    if (st != impi::Channel::Status::ok && !result_) {
+    if (st != impi::Channel::Status::ok && result_) {
+        loop_.remove(server_->fd()); // the server told everyone and is done with us
+        server_->close();
+    } else if (st != impi::Channel::Status::ok) {
         loop_.remove(server_->fd());
         server_->close();
         log("error: the connection to impi-server at " + cfg_.server +
@@ -194,8 +198,12 @@ void daemon::on_server_frame(const impi::Frame& f)
         on_relay_table(*t);
     } else if (f.command == impi::cmd::fini) {
         log("the job ended; " + std::to_string(trunks_.size()) + " trunk(s) closed");
+        for (auto& t : trunks_) {
+            t->end(); // the other relay then takes our close for the job's end
+        }
         report();
         result_ = 0;
+        linger_until_ = clock::now() + linger_time;
     } else if (f.command == impi::cmd::hx_error || f.command == impi::cmd::hx_abort) {
         auto text = f.command == impi::cmd::hx_error ? impi::decode_text(f.payload)
                                                       : std::optional<std::string>(impi::decode_abort(f.payload)
@@ -204,6 +212,7 @@ void daemon::on_server_frame(const impi::Frame& f)
         log("the job failed: " + text.value_or("(no reason)"));
         report();
         result_ = 1;
+        linger_until_ = clock::now() + linger_time;
     } else {
         fail("impi-server sent " + impi::command_name(f.command) + ", which a relay does not expect");
     }
@@ -521,6 +530,11 @@ void daemon::fail(const std::string& why)
     }
     report();
     result_ = 1;
+    // The ranks' streams stay open (stalled) until the server has told
+    // every cluster why: it closes this relay's connection once it has, or
+    // linger_time passes. Closing them first would let the ranks die of a
+    // "lost peer" before their mpiexec hears which relay or trunk it was.
+    linger_until_ = clock::now() + linger_time;
 }
 
 void daemon::tick()
@@ -637,6 +651,17 @@ int daemon::run(int stop_fd)
         reap();
     }
     loop_.remove(stop_fd);
+    // The job is over or failed: the control connections this relay carries
+    // still bring the server's last word to their mpiexec, and the ranks'
+    // streams stay open, until the server closed this relay's connection
+    // and those connections, or linger_time passes.
+    auto carrying = [this] {
+        return std::any_of(greetings_.begin(), greetings_.end(), [](const auto& g) { return !g->closed(); });
+    };
+    while (clock::now() < linger_until_ && ((server_ && server_->open()) || carrying())) {
+        loop_.wait(50);
+        reap();
+    }
     return *result_;
 }
 

@@ -111,6 +111,9 @@ public:
     void tick(clock::time_point now); // heartbeats, deadlines
     // Fails the trunk (and with it the job) with `why`.
     void fail(const std::string& why);
+    // The job is over: tells the other relay (a close of stream 0), whose
+    // trunk then ends without failing when ours closes.
+    void end();
     [[nodiscard]] const trunk_counters& counters() const { return c_; }
     [[nodiscard]] std::size_t streams() const { return streams_.size(); }
     [[nodiscard]] std::size_t queued() const { return queued_; }
@@ -131,6 +134,7 @@ private:
     daemon& d_;
     relay_name peer_;
     bool connector_;
+    bool identified_; // peer_ is known: we dialed it, or it proved who it is
     UniqueFd fd_;
     state st_;
     trunk_hello hello_ {};
@@ -145,6 +149,7 @@ private:
     clock::time_point last_rx_, last_tx_, deadline_;
     std::uint32_t pings_ = 0;
     bool want_out_ = false, was_congested_ = false;
+    bool ended_ = false; // the other relay said the job is over
     trunk_counters c_;
 };
 
@@ -175,7 +180,9 @@ public:
     [[nodiscard]] trunk* via() const { return trunk_; }
 
 private:
-    enum class state { proof, opening, connecting, piping, draining, closed };
+    // stalled: its trunk died; the rank's socket stays open, untouched,
+    // until the relay exits (daemon::fail says why).
+    enum class state { proof, opening, connecting, piping, draining, stalled, closed };
     void finish(const std::string& why, bool tell_trunk);
     void refuse(wire::route_status s, const std::string& why);
     void read_local();
@@ -195,6 +202,7 @@ private:
     std::size_t out_off_ = 0;
     std::size_t credit_ = 0; // bytes we may still send on the trunk
     std::size_t consumed_ = 0; // bytes written to the rank not yet credited back
+    std::size_t own_ = 0; // bytes at the front of out_ that are the relay's own (route_result)
     bool paused_ = false;
     std::uint32_t events_ = 0;
     clock::time_point deadline_ {};
@@ -327,6 +335,7 @@ private:
     clock::time_point next_dial_ {};
     clock::time_point next_stats_ {};
     std::optional<int> result_;
+    clock::time_point linger_until_ {};
     std::uint64_t udp_dropped_ = 0;
 };
 

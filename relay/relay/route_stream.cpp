@@ -61,6 +61,7 @@ void route_stream::update_events()
     case state::piping:
         want |= paused_ ? 0u : EPOLLIN;
         break;
+    case state::stalled:
     case state::closed:
         return;
     }
@@ -121,7 +122,7 @@ void route_stream::start_egress(trunk* t, std::uint32_t id, const fi::endpoint_a
 
 void route_stream::on_events(std::uint32_t events)
 {
-    if (st_ == state::closed) {
+    if (st_ == state::closed || st_ == state::stalled) {
         return;
     }
     if (st_ == state::connecting) {
@@ -244,8 +245,12 @@ void route_stream::write_local()
             return finish(std::string("cannot write to the rank: ") + std::strerror(errno), st_ == state::piping);
         }
         out_off_ += static_cast<std::size_t>(n);
+        // The relay's own bytes (route_result) came through no trunk: only
+        // what follows them is credited back.
+        const std::size_t ours = std::min(own_, static_cast<std::size_t>(n));
+        own_ -= ours;
         if (st_ == state::piping || st_ == state::draining) {
-            consumed_ += static_cast<std::size_t>(n);
+            consumed_ += static_cast<std::size_t>(n) - ours;
         }
     }
     if (out_off_ == out_.size()) {
@@ -278,6 +283,7 @@ void route_stream::on_opened(std::uint32_t status, const std::string& reason)
     }
     const auto bytes = encode(wire::route_result {wire::route_status::ok, ""});
     out_.insert(out_.end(), bytes.begin(), bytes.end());
+    own_ = out_.size() - out_off_;
     st_ = state::piping;
     credit_ = d_.config().window;
     d_.debug("route from " + from_.describe() + " to " + to_.describe() + " open (stream " + std::to_string(id_) + ")");
@@ -337,7 +343,13 @@ void route_stream::on_close(const std::string& reason)
 void route_stream::trunk_lost(const std::string&)
 {
     trunk_ = nullptr;
-    finish("", false);
+    if (st_ == state::closed) {
+        return;
+    }
+    st_ = state::stalled;
+    if (fd_) {
+        d_.loop().remove(fd_.get());
+    }
 }
 
 void route_stream::finish(const std::string& why, bool tell_trunk)

@@ -57,7 +57,7 @@ template <std::size_t N> std::array<std::uint8_t, N> to_array(const std::uint8_t
 } // namespace
 
 trunk::trunk(daemon& d, relay_name peer, bool connector, UniqueFd fd)
-    : d_(d), peer_(peer), connector_(connector), fd_(std::move(fd)),
+    : d_(d), peer_(peer), connector_(connector), identified_(connector), fd_(std::move(fd)),
       st_(connector ? state::connecting : state::await_hello), next_id_(connector ? 1 : 2)
 {
     tune(fd_.get(), d_.config().socket_buffer, d_.config().trunk_timeout);
@@ -75,16 +75,30 @@ trunk::~trunk()
 
 std::string trunk::describe() const
 {
-    if (st_ == state::await_hello) {
-        return "a trunk connection not yet identified";
+    return identified_ ? "trunk to " + to_string(peer_) : std::string("a trunk connection not yet identified");
+}
+
+void trunk::end()
+{
+    if (st_ == state::open) {
+        send(frame_kind::close, 0, 0, nullptr, 0);
     }
-    auto it = std::string("trunk to ") + to_string(peer_);
-    return it;
 }
 
 void trunk::fail(const std::string& why)
 {
     if (st_ == state::dead) {
+        return;
+    }
+    if (ended_) {
+        // The job is over and the other relay has gone: not a failure.
+        st_ = state::dead;
+        for (auto& [id, s] : streams_) {
+            s->trunk_lost(why);
+        }
+        streams_.clear();
+        d_.loop().remove(fd_.get());
+        fd_.reset();
         return;
     }
     const bool was_open = st_ == state::open;
@@ -204,6 +218,7 @@ void trunk::on_handshake_bytes()
             return fail("the connecting relay could not prove it holds the job key");
         }
         peer_ = hello_.from;
+        identified_ = true;
     } else {
         return;
     }
@@ -338,8 +353,14 @@ void trunk::on_frame(const frame_header& h, const std::uint8_t* p)
         d_.on_open(*this, h.stream, *from, *to);
         return;
     }
-    case frame_kind::opened:
-    case frame_kind::close: {
+    case frame_kind::close:
+        if (h.stream == 0) {
+            ended_ = true; // the job is over (trunk::end)
+            d_.debug(describe() + ": the other relay says the job is over");
+            return;
+        }
+        [[fallthrough]];
+    case frame_kind::opened: {
         auto reason = decode_reason(p, h.length);
         if (auto* e = std::get_if<wire_error>(&reason)) {
             return fail(e->reason);

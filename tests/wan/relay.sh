@@ -88,14 +88,23 @@ job() {
         sleep 0.5
     fi
     local -a launch=(-impi-secret-file "$secret" -launcher exec -launcher-exec "$tb exec {host}")
-    timeout 90 "$tb" exec c1n0 mpiexec -client 1 "$r1" -hosts c1n0:1,c1n1:1 "${launch[@]}" "$work/relay_job" "$@" \
-        >"$name.c1.out" 2>"$name.c1.err" &
-    local c1=$!
-    echo "$c1" >"$name.c1.pid"
-    rc0=0 rc1=0 rcs=0
-    timeout 90 "$tb" exec c0n0 mpiexec -client 0 "$r0" -hosts c0n0:1,c0n1:1 "${launch[@]}" "$work/relay_job" "$@" \
-        >"$name.c0.out" 2>"$name.c0.err" || rc0=$?
-    wait "$c1" || rc1=$?
+    for k in 1 0; do
+        local r=$r0
+        [[ $k == 0 ]] || r=$r1
+        (timeout 90 "$tb" exec "c${k}n0" mpiexec -client "$k" "$r" -hosts "c${k}n0:1,c${k}n1:1" "${launch[@]}" \
+            "$work/relay_job" "$@" >"$name.c$k.out" 2>"$name.c$k.err"
+            echo "$? $(date +%s.%N)" >"$name.c$k.end") &
+    done
+    fault_time=""
+    if [[ -n ${fault:-} ]]; then
+        wait_line "$name.c0.out" "traffic: iteration [1-9]" >/dev/null ||
+            wait_line "$name.c0.out" "traffic: iteration [1-9]" >/dev/null
+        eval "$fault"
+        fault_time=$(date +%s.%N)
+    fi
+    # Each mpiexec has its own timeout of 90 s: both end by then.
+    while [[ ! -f $name.c0.end || ! -f $name.c1.end ]]; do sleep 0.1; done
+    rc0=$(cut -d' ' -f1 "$name.c0.end" 2>/dev/null) rc1=$(cut -d' ' -f1 "$name.c1.end" 2>/dev/null) rcs=0
     wait "$server" || rcs=$?
     relay_rc=()
     for i in "${relay_pids[@]}"; do
@@ -143,5 +152,48 @@ wait
 cat strangers.lan strangers.wan | sed 's/^/    /'
 expect_count strangers <(cat strangers.lan strangers.wan) " received=0 closed=(yes|no)$" 7
 expect_count strangers-closed <(cat strangers.lan strangers.wan) "^(lan|wan) [a-z-]*(job|version|junk) received=0 closed=yes$" 5
+
+# faulted NAME PATTERN: after a fault, both clusters' jobs ended within 30 s,
+# not with success, one of them saying PATTERN (it names the relay or the
+# trunk), and no rank or relay is left.
+faulted() {
+    local name=$1 pattern=$2 k
+    if [[ -z $fault_time ]]; then
+        fail "$name: the job never got going, so the fault was not applied"
+        return
+    fi
+    for k in 0 1; do
+        local end secs
+        end=$(cut -d' ' -f2 "$name.c$k.end")
+        secs=$(awk -v a="$fault_time" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+        if [[ $(cut -d' ' -f1 "$name.c$k.end") != 0 ]] && awk -v s="$secs" 'BEGIN { exit !(s <= 30) }'; then
+            pass "$name: cluster $k's job ended $secs s after the fault (exit $(cut -d' ' -f1 "$name.c$k.end"))"
+        else
+            fail "$name: cluster $k's job: exit $(cut -d' ' -f1 "$name.c$k.end") $secs s after the fault"
+        fi
+    done
+    if grep -Eh -- "$pattern" "$name".c[01].err | head -n 2 | sed 's/^/    /' | grep -q .; then
+        pass "$name: the clusters were told: $(grep -Ehm1 -- "$pattern" "$name".c[01].err | cut -c1-220)"
+    else
+        fail "$name: no cluster's mpiexec said /$pattern/"
+        tail -n 5 "$name".c[01].err "$name".r*.err | sed 's/^/    /'
+    fi
+    if pgrep -f -- "$work/relay_job|impi-relay -relay .* -impi-secret-file $secret" >/dev/null; then
+        fail "$name: processes left: $(pgrep -af -- "$work/relay_job|impi-relay -relay" | tr '\n' ';')"
+    else
+        pass "$name: no rank or relay left"
+    fi
+}
+
+# A relay killed: the server sees its connection end, the other relay its
+# trunk; every cluster is told which relay.
+fault='pkill -KILL -f -- "impi-relay -relay 1 .* --cluster 1 "' job killrelay traffic 60
+faulted killrelay "relay 1 of cluster 1"
+
+# A trunk's WAN link down: the trunk falls silent, its relays declare it
+# dead after 10 s and fail the job naming it.
+fault='"$tb" link c1gw1 down 2>/dev/null' job linkdown traffic 60
+faulted linkdown "trunk to relay 1 of cluster [01]"
+"$tb" link c1gw1 up 2>/dev/null
 
 finish

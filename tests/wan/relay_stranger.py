@@ -14,11 +14,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from watch_sockets import watch  # noqa: E402
 
 host, port, side, seconds = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
-card = b"HA\x01\x00" + os.urandom(28)
+
+
+def card(cluster, ipv4, port):
+    """A well-formed Hashi address (src/transport/address.hpp)."""
+    return (b"HA\x01\x00" + struct.pack(">HH", cluster, port) + socket.inet_aton(ipv4) + os.urandom(8) +
+            bytes(12))
+
+
+mine, theirs = card(0, "10.0.0.11", 40000), card(1, "10.1.0.11", 40000)
 if side == "lan":
     strangers = {
         # A route request of another job (a made-up job id): no challenge.
-        "route-other-job": b"HRRQ\x01\x00\x00\x00" + struct.pack("<Q", 12345) + card + card + os.urandom(16),
+        "route-other-job": b"HRRQ\x01\x00\x00\x00" + struct.pack("<Q", 12345) + mine + theirs + os.urandom(16),
         "route-bad-version": b"HRRQ\x07\x00\x00\x00" + os.urandom(88),
         "junk": b"GET / HTTP/1.0\r\n\r\n" + os.urandom(64),
         "idle": b"",
