@@ -49,8 +49,8 @@ Options:
   -impi-secret-file F   the job's secret, as impi-server's (also
                         HASHI_IMPI_SECRET_FILE, or HASHI_IMPI_SECRET)
   --stats-dir DIR       write the per-trunk counters to DIR/relay-K.ID every
-                        2 s and at the end (hashi-info --relay-stats DIR sums
-                        them up)
+                        2 s and at the end (a line per trunk; the file's
+                        header names the columns)
   -timeout SEC          give up when the startup has not completed after
                         SEC seconds (default 60; also HASHI_IMPI_TIMEOUT)
   -v, -verbose          log every route and refusal

@@ -580,7 +580,7 @@ void daemon::reap()
     std::erase_if(trunks_, [this](const auto& t) { return t->dead() && !result_; });
 }
 
-// One line per trunk, whitespace-separated, for hashi-info --relay-stats;
+// One line per trunk, whitespace-separated, for scripts and monitoring;
 // written to a temporary name and renamed, so a reader never sees half.
 void daemon::write_stats() const
 {

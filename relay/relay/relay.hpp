@@ -74,7 +74,7 @@ struct relay_config {
     std::size_t window = 1 << 20; // bytes a stream may have in flight towards the other relay
     std::size_t max_streams = 4096;
     int socket_buffer = 0; // IMPI_RELAY_SOCBUF: SO_SNDBUF/SO_RCVBUF of trunks, 0 = the OS's
-    std::string stats_dir; // --stats-dir: where the per-trunk counters go (hashi-info --relay-stats)
+    std::string stats_dir; // --stats-dir: where the per-trunk counters go
     bool verbose = false;
 };
 
