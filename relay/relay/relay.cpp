@@ -205,10 +205,13 @@ void daemon::on_server_frame(const impi::Frame& f)
         result_ = 0;
         linger_until_ = clock::now() + linger_time;
     } else if (f.command == impi::cmd::hx_error || f.command == impi::cmd::hx_abort) {
-        auto text = f.command == impi::cmd::hx_error ? impi::decode_text(f.payload)
-                                                      : std::optional<std::string>(impi::decode_abort(f.payload)
-                                                              ? impi::decode_abort(f.payload)->reason
-                                                              : "(malformed)");
+        std::optional<std::string> text;
+        if (f.command == impi::cmd::hx_error) {
+            text = impi::decode_text(f.payload);
+        } else {
+            auto a = impi::decode_abort(f.payload);
+            text = a ? a->reason : std::string("(malformed)");
+        }
         log("the job failed: " + text.value_or("(no reason)"));
         report();
         result_ = 1;
