@@ -3,9 +3,10 @@
 // first four bytes: "AUTH" is an mpiexec's IMPI control connection, carried
 // to impi-server byte for byte (the server authenticates it: the relay
 // adds nothing and reads nothing of it); "HRRQ" is a rank's route request,
-// handed to a route_stream. Anything else is closed without a word.
+// handed to a route_stream (held until the relay knows its job). Anything
+// else is closed without a word.
 //
-// Bounds: 10 s to say what it is; at most max_greetings at once (the
+// Bounds: 10 s to say what it is and be served; at most max_greetings at once (the
 // daemon closes the oldest); a control connection holds at most 1 MiB in
 // each direction, reading stops while the other side is slow.
 #include "relay/relay/relay.hpp"
@@ -60,6 +61,16 @@ void lan_greeting::close_both(const std::string& why)
 
 void lan_greeting::tick(clock::time_point now)
 {
+    if (st_ == state::awaiting_job && fd_ && d_.key()) {
+        st_ = state::sniff;
+        d_.loop().modify(fd_.get(), EPOLLIN, this);
+        on_events(EPOLLIN);
+        return;
+    }
+    if (st_ == state::awaiting_job && fd_ && now > deadline_) {
+        close_both("a route request, and no job to serve within " + std::to_string(greeting_time.count()) + " s");
+        return;
+    }
     if (st_ == state::sniff && fd_ && now > deadline_) {
         close_both("it said nothing within " + std::to_string(greeting_time.count()) + " s");
     }
@@ -69,6 +80,10 @@ void lan_greeting::on_events(std::uint32_t events)
 {
     if (!fd_) {
         return;
+    }
+    if (st_ == state::awaiting_job) {
+        // Registered for nothing: only an error or a hang-up wakes it.
+        return close_both("");
     }
     if (st_ == state::control) {
         if ((events & EPOLLOUT) != 0 && !down_.empty()) {
@@ -112,6 +127,11 @@ void lan_greeting::on_events(std::uint32_t events)
     if (std::memcmp(head, "HRRQ", 4) == 0) {
         if (static_cast<std::size_t>(n) < wire::route_request_size) {
             return; // the rest is on its way
+        }
+        if (!d_.key()) {
+            st_ = state::awaiting_job; // tick() takes it up again
+            d_.loop().modify(fd_.get(), 0, this);
+            return;
         }
         ::recv(fd_.get(), head, sizeof head, 0);
         auto r = wire::decode_route_request(head, sizeof head);

@@ -422,10 +422,15 @@ void daemon::on_udp()
                 ++udp_dropped_;
                 continue;
             }
-            // The trunk of the stream the rank reaches that target through.
+            // The trunk of the stream between the rank and that target,
+            // whichever of the two dialed it: a rank waits as often on a
+            // peer that opened the connection as on one it opened itself.
+            // A rank's liveness socket has its listener's address, so the
+            // datagram's source names the rank, and a rank can only have
+            // pings carried to the peers it has a route with.
             trunk* t = nullptr;
             for (auto& s : streams_) {
-                if (!s->closed() && s->to().ipv4 == l->to_ipv4 && s->to().port == l->to_port) {
+                if (!s->closed() && s->joins(src_ip, src_port, l->to_ipv4, l->to_port)) {
                     t = s->via();
                     break;
                 }

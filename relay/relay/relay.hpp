@@ -177,6 +177,17 @@ public:
 
     [[nodiscard]] bool closed() const { return st_ == state::closed; }
     [[nodiscard]] const fi::endpoint_address& to() const { return to_; }
+    [[nodiscard]] const fi::endpoint_address& from() const { return from_; }
+    // Whether this stream joins the two listeners (either way round: the
+    // stream's direction is only who dialed).
+    [[nodiscard]] bool joins(std::uint32_t a_ipv4, std::uint16_t a_port, std::uint32_t b_ipv4, std::uint16_t b_port) const
+    {
+        const auto is = [](const fi::endpoint_address& e, std::uint32_t ip, std::uint16_t port) {
+            return e.ipv4 == ip && e.port == port;
+        };
+        return (is(from_, a_ipv4, a_port) && is(to_, b_ipv4, b_port)) ||
+            (is(from_, b_ipv4, b_port) && is(to_, a_ipv4, a_port));
+    }
     [[nodiscard]] trunk* via() const { return trunk_; }
 
 private:
@@ -235,7 +246,12 @@ private:
     daemon& d_;
     UniqueFd fd_, server_;
     std::string peer_;
-    enum class state { sniff, control } st_ = state::sniff;
+    // awaiting_job: a complete route request came before this relay learnt
+    // its job (the ranks can be quicker than impi-server's relay table);
+    // it is held, unread and unanswered, until the job is known or the
+    // greeting's time is up, so an early rank is served and a stranger
+    // learns nothing, not even that the relay waits for a job.
+    enum class state { sniff, awaiting_job, control } st_ = state::sniff;
     std::vector<std::uint8_t> up_, down_; // rank/mpiexec -> server, server -> mpiexec
     server_side server_handler_ {*this};
     bool server_connected_ = false;

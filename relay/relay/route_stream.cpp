@@ -78,7 +78,10 @@ void route_stream::start_ingress(const wire::route_request& r)
     auto from = fi::endpoint_address::decode(r.from.data(), r.from.size());
     auto to = fi::endpoint_address::decode(r.to.data(), r.to.size());
     if (!d_.key()) {
-        return refuse(wire::route_status::busy, "the relay does not serve a job yet");
+        // lan_greeting holds requests until the job is known; should one
+        // come through anyway, it is not answered (a refusal would tell a
+        // stranger what this port is).
+        return finish("a route request before the relay serves a job", false);
     }
     if (r.job_id != d_.job_id() || !from || !to) {
         return finish("a route request for another job", false); // a stranger learns nothing

@@ -46,6 +46,9 @@ wait_line() {
     return 1
 }
 
+# Extra mpiexec options of the next job (-genv settings).
+job_env=()
+
 # job NAME ARGS...: impi-server on c0gw, relays 0 and 1 of both clusters on
 # their gateways, one mpiexec -client per cluster at its leader relay's LAN
 # address. Leaves NAME.{server,rC.I,cK}.{out,err}; $rc0 $rc1 $rcs.
@@ -87,7 +90,7 @@ job() {
             >strangers.wan 2>&1 &
         sleep 0.5
     fi
-    local -a launch=(-impi-secret-file "$secret" -launcher exec -launcher-exec "$tb exec {host}")
+    local -a launch=(-impi-secret-file "$secret" -launcher exec -launcher-exec "$tb exec {host}" "${job_env[@]}")
     for k in 1 0; do
         local r=$r0
         [[ $k == 0 ]] || r=$r1
@@ -152,6 +155,26 @@ wait
 cat strangers.lan strangers.wan | sed 's/^/    /'
 expect_count strangers <(cat strangers.lan strangers.wan) " received=0 closed=(yes|no)$" 7
 expect_count strangers-closed <(cat strangers.lan strangers.wan) "^(lan|wan) [a-z-]*(job|version|junk) received=0 closed=yes$" 5
+
+# Liveness through the relays without a fault: each rank waits 8 s on a
+# silent partner in the other cluster, both ways round, with a peer timeout
+# of 4 s. The pings and pongs go through the relays; for one of the two
+# directions the waiting rank did not open the connection, and a relay that
+# only carried pings along the streams its ranks dialed declared a live
+# peer dead (seen in the README's main job under load).
+job_env=(-genv FI_HASHI_HEARTBEAT 1 -genv FI_HASHI_PEER_TIMEOUT 4)
+job quiet quiet 8
+job_env=()
+if [[ $rc0 == 0 && $rc1 == 0 && $rcs == 0 ]]; then pass "quiet: both clusters and the server exited 0"; else
+    fail "quiet: clients $rc0/$rc1, server $rcs"
+    tail -n 12 quiet.c0.err quiet.c1.err quiet.r*.err | sed 's/^/    /'
+fi
+expect_in quiet quiet.c0.out "^relay_job: quiet: waited 8 s on each partner both ways"
+if grep -h "lost peer" quiet.c0.err quiet.c1.err | head -n 2 | sed 's/^/    /' | grep -q .; then
+    fail "quiet: a live peer was declared lost"
+else
+    pass "quiet: no live peer was declared lost"
+fi
 
 # faulted NAME PATTERN: after a fault, both clusters' jobs ended within 30 s,
 # not with success, one of them saying PATTERN (it names the relay or the
