@@ -422,18 +422,27 @@ void daemon::on_udp()
                 ++udp_dropped_;
                 continue;
             }
+            // Only this cluster's ranks ping through this relay.
+            if ((src_ip & cfg_.lan_mask) != cfg_.lan_net) {
+                ++udp_dropped_;
+                continue;
+            }
             // The trunk of the stream between the rank and that target,
-            // whichever of the two dialed it: a rank waits as often on a
-            // peer that opened the connection as on one it opened itself.
-            // A rank's liveness socket has its listener's address, so the
-            // datagram's source names the rank, and a rank can only have
-            // pings carried to the peers it has a route with.
+            // whichever of the two dialed it (a rank's liveness socket has
+            // its listener's address, so the datagram's source names the
+            // rank); without one (the rank waits on a peer that has not
+            // connected yet), this relay's trunk to the target's cluster.
+            // The MAC proved the ping is the job's; the other relay passes
+            // it only to an address of its own cluster.
             trunk* t = nullptr;
             for (auto& s : streams_) {
                 if (!s->closed() && s->joins(src_ip, src_port, l->to_ipv4, l->to_port)) {
                     t = s->via();
                     break;
                 }
+            }
+            if (t == nullptr && l->to_cluster != cfg_.cluster) {
+                t = trunk_to(l->to_cluster);
             }
             if (t == nullptr || !t->open()) {
                 ++udp_dropped_;

@@ -295,7 +295,7 @@ void liveness_monitor::send_ping(tracked& t, clock::time_point now)
         // Through the relay of the peer's trunk, which forwards the ping to
         // the card's address; the pong comes back from the relay's address
         // (receive() looks at what a pong proves, not where it came from).
-        wrapped = wire::encode(wire::relay_liveness {t.who.ipv4, t.who.port, bytes});
+        wrapped = wire::encode(wire::relay_liveness {t.who.ipv4, t.who.port, t.who.cluster, bytes});
         out = wrapped.data();
         out_len = wrapped.size();
         to.sin_addr.s_addr = htonl(t.who.relay_ipv4);

@@ -53,6 +53,7 @@ public:
         endpoint_address::bytes key {};
         std::uint32_t ipv4 = 0; // where its UDP socket is: its card's address and port
         std::uint16_t port = 0;
+        std::uint16_t cluster = 0; // its card's cluster id (the relay's envelope names it)
         // A peer reached through a relay (engine/router.hpp): its pings go
         // to that relay's UDP port in the relay's envelope
         // (wire/relay_route.hpp); 0 when it is pinged directly.

@@ -63,6 +63,7 @@ std::vector<liveness_monitor::watched_peer> engine::waited_peers() const
         w.key = key;
         w.ipv4 = a.ipv4;
         w.port = a.port;
+        w.cluster = a.cluster_id;
         if (const route r = router_.route_to(a); r.how == route::kind::relay) {
             w.relay_ipv4 = r.ipv4;
             w.relay_port = r.port;

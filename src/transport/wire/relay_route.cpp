@@ -140,6 +140,9 @@ std::array<std::uint8_t, relay_liveness_size> encode(const relay_liveness& l) no
     b[9] = static_cast<std::uint8_t>(l.to_ipv4 >> 16);
     b[10] = static_cast<std::uint8_t>(l.to_ipv4 >> 8);
     b[11] = static_cast<std::uint8_t>(l.to_ipv4);
+    b[12] = static_cast<std::uint8_t>(l.to_cluster >> 8);
+    b[13] = static_cast<std::uint8_t>(l.to_cluster);
+    // b[14], b[15] reserved
     std::memcpy(&b[relay_liveness_header_size], l.heartbeat.data(), heartbeat_size);
     return b;
 }
@@ -188,12 +191,13 @@ std::variant<relay_liveness, decode_error> decode_relay_liveness(const std::uint
             std::to_string(relay_liveness_size)};
     if (auto why = check_magic("liveness datagram", liveness_magic, p, len); !why.empty())
         return decode_error {why};
-    if (p[5] != 0)
-        return decode_error {"the reserved byte of the relay liveness datagram is not zero"};
+    if (p[5] != 0 || p[14] != 0 || p[15] != 0)
+        return decode_error {"a reserved byte of the relay liveness datagram is not zero"};
     relay_liveness l;
     l.to_port = static_cast<std::uint16_t>(p[6] << 8 | p[7]);
     l.to_ipv4 = static_cast<std::uint32_t>(p[8]) << 24 | static_cast<std::uint32_t>(p[9]) << 16 |
         static_cast<std::uint32_t>(p[10]) << 8 | p[11];
+    l.to_cluster = static_cast<std::uint16_t>(p[12] << 8 | p[13]);
     if (l.to_port == 0)
         return decode_error {"the relay liveness datagram names port 0"};
     if (l.to_ipv4 == 0 || l.to_ipv4 == 0xffffffffu)

@@ -21,11 +21,13 @@
 // `route_result ok` every byte on the connection is the destination's: the
 // rank's ordinary connection handshake (wire/handshake.hpp) follows.
 //
-// Liveness envelope (UDP, rank -> relay, 84 bytes):
+// Liveness envelope (UDP, rank -> relay, 88 bytes):
 //   "HRLV" | ver 1 | 1 zero | to port u16 BIG-endian | to IPv4 u32
-//   BIG-endian | the 72-byte heartbeat datagram (wire/heartbeat.hpp) as it
-//   would be sent to that target. The target's pong comes back unchanged,
-//   from the relay's address.
+//   BIG-endian | to cluster u16 BIG-endian | 2 zero | the 72-byte heartbeat
+//   datagram (wire/heartbeat.hpp) as it would be sent to that target. The
+//   cluster lets the relay carry a ping to a peer it has no stream with yet
+//   (a rank waits on a peer that has not connected); the target's pong comes
+//   back unchanged, from the relay's address.
 //
 // Every decoder checks the length, the magic, the version, the reserved
 // bytes and every field, and says what was wrong.
@@ -53,8 +55,8 @@ inline constexpr std::size_t route_proof_size = 40;
 inline constexpr std::size_t route_result_header_size = 8;
 inline constexpr std::size_t route_reason_max = 200;
 inline constexpr std::size_t route_result_max_size = route_result_header_size + route_reason_max;
-inline constexpr std::size_t relay_liveness_header_size = 12;
-inline constexpr std::size_t relay_liveness_size = relay_liveness_header_size + heartbeat_size; // 84
+inline constexpr std::size_t relay_liveness_header_size = 16;
+inline constexpr std::size_t relay_liveness_size = relay_liveness_header_size + heartbeat_size; // 88
 
 // The labels of the two MACs (job_key::sign's label argument).
 inline constexpr std::string_view route_relay_mac_label = "hashi relay route v1 relay";
@@ -94,6 +96,7 @@ struct route_result {
 struct relay_liveness {
     std::uint32_t to_ipv4 = 0; // the target's card address (host order)
     std::uint16_t to_port = 0;
+    std::uint16_t to_cluster = 0; // the target card's cluster id
     heartbeat_bytes heartbeat {}; // forwarded unchanged; its MAC is checked by whoever trusts it
 };
 

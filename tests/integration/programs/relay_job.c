@@ -3,12 +3,15 @@
  * exchanges a small (eager) and a large (rendezvous) message whose bytes
  * depend on both ranks, and checks every byte; then an allreduce. With
  * "traffic S" it keeps exchanging with the rank half the job away for S
- * seconds (a relay fault must end the job). With "quiet S" each rank of the
- * first half waits on its partner in the other half while the partner stays
- * silent for S seconds, then the other way round: run with a peer timeout
- * below S, the waiting rank's liveness pings must be answered through the
- * relays whichever rank opened their connection. Prints "relay_job: OK" on
- * rank 0 and each rank's HASHI_RELAYS. */
+ * seconds (a relay fault must end the job). With "quiet S", first of all
+ * (before the pairs), each rank of the first half waits on its partner in
+ * the other half (rank size-1-r: not a pair MPI_Init's collectives connect)
+ * while the partner stays silent for S seconds, then the other way round,
+ * then the first way again: run with a peer timeout below S, the waiting
+ * rank's liveness pings must be answered through the relays when the two
+ * have no connection yet, when the waiting rank opened it and when its
+ * partner did. Prints "relay_job: OK" on rank 0 and each rank's
+ * HASHI_RELAYS. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,24 @@ int main(int argc, char **argv)
     MPI_Get_processor_name(host, &len);
     printf("rank %d on %s relays=%s\n", rank, host, relays ? relays : "none");
     fflush(stdout);
+    if (argc == 3 && strcmp(argv[1], "quiet") == 0 && size % 2 == 0) {
+        const unsigned silence = (unsigned)atoi(argv[2]);
+        const int half = size / 2, partner = size - 1 - rank;
+        for (int round = 0; round < 3; ++round) {
+            int token = 0;
+            if ((rank < half) == (round != 1)) {
+                MPI_Recv(&token, 1, MPI_INT, partner, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (token != partner + 1)
+                    ++bad;
+            } else {
+                sleep(silence); /* outside MPI: only the liveness thread answers */
+                token = rank + 1;
+                MPI_Send(&token, 1, MPI_INT, partner, 6, MPI_COMM_WORLD);
+            }
+        }
+        if (rank == 0)
+            printf("relay_job: quiet: waited %u s on a silent partner 3 times\n", silence);
+    }
     unsigned char *out = malloc(large), *in = malloc(large);
     for (int step = 1; step < size; ++step) {
         const int to = (rank + step) % size, from = (rank - step + size) % size;
@@ -61,24 +82,6 @@ int main(int argc, char **argv)
             }
             usleep(20000);
         }
-    }
-    if (argc == 3 && strcmp(argv[1], "quiet") == 0 && size % 2 == 0) {
-        const unsigned silence = (unsigned)atoi(argv[2]);
-        const int half = size / 2, partner = (rank + half) % size;
-        for (int waiter_half = 0; waiter_half < 2; ++waiter_half) {
-            int token = 0;
-            if ((rank < half) == (waiter_half == 0)) {
-                MPI_Recv(&token, 1, MPI_INT, partner, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                if (token != partner + 1)
-                    ++bad;
-            } else {
-                sleep(silence); /* outside MPI: only the liveness thread answers */
-                token = rank + 1;
-                MPI_Send(&token, 1, MPI_INT, partner, 6, MPI_COMM_WORLD);
-            }
-        }
-        if (rank == 0)
-            printf("relay_job: quiet: waited %u s on each partner both ways\n", silence);
     }
     int total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(pings_to_a_relayed_peer_go_through_its_relay_and_its_pong_c
     w.key[0] = 'H'; // any key: only compared
     w.ipv4 = 0x0aff0001u; // the card's private address: never sent to from here
     w.port = 40002;
+    w.cluster = 1;
     w.relay_ipv4 = INADDR_LOOPBACK;
     w.relay_port = relay_port;
     w.nonce = peer_nonce;
@@ -75,6 +76,7 @@ BOOST_AUTO_TEST_CASE(pings_to_a_relayed_peer_go_through_its_relay_and_its_pong_c
     const auto& l = std::get<wire::relay_liveness>(env);
     BOOST_TEST(l.to_ipv4 == w.ipv4);
     BOOST_TEST(l.to_port == w.port);
+    BOOST_TEST(l.to_cluster == w.cluster); // the relay's trunk when there is no stream yet
     BOOST_TEST(wire::verify_heartbeat(l.heartbeat.data(), key));
     auto ping = wire::decode_heartbeat(l.heartbeat.data(), l.heartbeat.size());
     BOOST_REQUIRE(std::holds_alternative<wire::heartbeat>(ping));

@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE(route_result_decoder_refuses_bad_input_as_soon_as_it_arrive
     BOOST_TEST(says(wire::decode_route_result(nullptr, 3), "no bytes"));
 }
 
-BOOST_AUTO_TEST_CASE(liveness_envelope_is_the_documented_84_bytes)
+BOOST_AUTO_TEST_CASE(liveness_envelope_is_the_documented_88_bytes)
 {
     wire::job_key k {};
     k.fill(3);
@@ -266,24 +266,27 @@ BOOST_AUTO_TEST_CASE(liveness_envelope_is_the_documented_84_bytes)
     h.target = 2;
     h.challenge.fill(0x42);
     const auto hb = wire::encode_heartbeat(h, k);
-    const wire::relay_liveness l {0x0a010203u, 40123, hb};
+    const wire::relay_liveness l {0x0a010203u, 40123, 0x0102, hb};
     const auto b = wire::encode(l);
-    BOOST_TEST(b.size() == 84u);
+    BOOST_TEST(b.size() == 88u);
     BOOST_TEST(std::memcmp(b.data(), "HRLV", 4) == 0);
     BOOST_TEST(b[4] == 1);
     BOOST_TEST(b[5] == 0);
     BOOST_TEST((b[6] == (40123 >> 8) && b[7] == (40123 & 0xff))); // big-endian
     BOOST_TEST((b[8] == 10 && b[9] == 1 && b[10] == 2 && b[11] == 3));
-    BOOST_TEST(std::memcmp(&b[12], hb.data(), hb.size()) == 0); // unchanged, MAC included
+    BOOST_TEST((b[12] == 1 && b[13] == 2 && b[14] == 0 && b[15] == 0)); // cluster, big-endian; reserved
+    BOOST_TEST(std::memcmp(&b[16], hb.data(), hb.size()) == 0); // unchanged, MAC included
     auto d = wire::decode_relay_liveness(b.data(), b.size());
     BOOST_REQUIRE(!error_of(d));
     const auto& g = std::get<wire::relay_liveness>(d);
     BOOST_TEST(g.to_ipv4 == l.to_ipv4);
     BOOST_TEST(g.to_port == l.to_port);
+    BOOST_TEST(g.to_cluster == l.to_cluster);
     BOOST_TEST((g.heartbeat == hb));
     BOOST_TEST(wire::verify_heartbeat(g.heartbeat.data(), k));
 
-    BOOST_TEST(says(wire::decode_relay_liveness(b.data(), 83), "83 bytes"));
+    BOOST_TEST(says(wire::decode_relay_liveness(b.data(), 87), "87 bytes"));
+    BOOST_TEST(says(wire::decode_relay_liveness(b.data(), 84), "84 bytes")); // the envelope before the cluster
     BOOST_TEST(says(wire::decode_relay_liveness(hb.data(), hb.size()), "72 bytes")); // a bare heartbeat
     auto x = b;
     x[3] = 'B';
@@ -294,6 +297,11 @@ BOOST_AUTO_TEST_CASE(liveness_envelope_is_the_documented_84_bytes)
     x = b;
     x[5] = 1;
     BOOST_TEST(says(wire::decode_relay_liveness(x.data(), x.size()), "reserved"));
+    for (const int at : {14, 15}) {
+        x = b;
+        x[at] = 0x80;
+        BOOST_TEST(says(wire::decode_relay_liveness(x.data(), x.size()), "reserved"), "byte " << at);
+    }
     x = b;
     x[6] = x[7] = 0;
     BOOST_TEST(says(wire::decode_relay_liveness(x.data(), x.size()), "port 0"));
