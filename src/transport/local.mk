@@ -20,6 +20,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/cq.cpp \
 	src/transport/cntr.cpp \
 	src/transport/mr.cpp \
+	src/transport/region_check.cpp \
 	src/transport/endpoint.cpp src/transport/endpoint.hpp \
 	src/transport/ep_ops.cpp src/transport/ep_ops.hpp \
 	src/transport/stats.cpp \
