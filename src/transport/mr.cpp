@@ -89,18 +89,4 @@ fi_ops_mr mr_ops = {
     .regattr = mr_regattr,
 };
 
-int check_region(const domain_obj& domain, std::uint64_t key, std::uint64_t access, std::uint64_t offset,
-    std::uint64_t len, mr_obj*& region) noexcept
-{
-    auto r = domain.regions.find(key);
-    if (r == domain.regions.end())
-        return -FI_EKEYREJECTED;
-    if ((r->second->access & access) == 0)
-        return -FI_EACCES;
-    if (offset > r->second->length || len > r->second->length - offset)
-        return -FI_EINVAL;
-    region = r->second;
-    return 0;
-}
-
 } // namespace hashi::fi

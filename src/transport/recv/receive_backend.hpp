@@ -97,6 +97,13 @@ public:
     virtual void directed_sources(std::vector<fi_addr_t>& out) const = 0;
     // Operations the backend still holds at close (freed with the op table).
     virtual std::size_t posted() const noexcept = 0;
+    // Messages it keeps that no receive has taken yet: unexpected ones and
+    // those an FI_PEEK|FI_CLAIM reserved. The statistics already count this
+    // per peer (peer_stats::unexpected_now); the total is asked here so that
+    // every backend answers it, also one whose queue lives in the kernel
+    // (o2g), and so that the match vectors' depth checks run through this
+    // interface (tests/unit/transport/test_backend_vectors.cpp).
+    virtual std::size_t unexpected() const noexcept = 0;
 };
 
 } // namespace hashi::fi

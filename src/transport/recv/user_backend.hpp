@@ -35,6 +35,7 @@ public:
     void renumber(peer& p) override;
     void directed_sources(std::vector<fi_addr_t>& out) const override;
     std::size_t posted() const noexcept override { return posted_.size(); }
+    std::size_t unexpected() const noexcept override { return unexpected_.size(); }
     void peer_failed(peer& p) override;
 
 private:
