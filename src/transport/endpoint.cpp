@@ -88,6 +88,8 @@ endpoint::endpoint(domain_obj* dom, const fi_info* info, void* context) : domain
         rx_op_flags_ = info->rx_attr->op_flags;
     else
         rx_op_flags_ = FI_COMPLETION;
+    if (info != nullptr)
+        directed_recv_ = ((info->caps | (info->rx_attr != nullptr ? info->rx_attr->caps : 0)) & FI_DIRECTED_RECV) != 0;
     char host[wire::host_name_size] = {};
     gethostname(host, sizeof host - 1);
     host_ = host;

@@ -56,6 +56,11 @@ public:
     {
         if (!engine_)
             return -FI_EOPBADSTATE;
+        // Without FI_DIRECTED_RECV a receive's source address is ignored
+        // (fi_recv(3)): fi_pingpong posts its first receive from address 0
+        // before its AV holds anything.
+        if (!directed_recv_)
+            src = FI_ADDR_UNSPEC;
         return engine_->post_recv({iov, count, src, tag, ignore, tagged, flags, completion, context});
     }
     ssize_t cancel(void* context) { return engine_ ? engine_->cancel(context) : -FI_ENOENT; }
@@ -76,6 +81,7 @@ public:
 private:
     std::uint64_t tx_op_flags_ = 0, rx_op_flags_ = 0;
     bool tx_selective_ = false, rx_selective_ = false;
+    bool directed_recv_ = true; // FI_DIRECTED_RECV in the endpoint's caps (MPICH asks for it)
     bindings bound_;
     std::size_t min_multi_recv_ = 0; // FI_OPT_MIN_MULTI_RECV
     std::string host_;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The fabric object: the root of everything the provider opens. It holds no
-// state besides a count of its domains.
+// state besides a count of its domains and event queues.
 #include "transport/objects.hpp"
 
 #include <rdma/fi_domain.h>
@@ -35,10 +35,6 @@ int no_passive_ep(fid_fabric*, fi_info*, fid_pep**, void*)
 {
     return -FI_ENOSYS;
 }
-int no_eq_open(fid_fabric*, fi_eq_attr*, fid_eq**, void*)
-{
-    return -FI_ENOSYS;
-}
 int no_wait_open(fid_fabric*, fi_wait_attr*, fid_wait**)
 {
     return -FI_ENOSYS;
@@ -58,7 +54,7 @@ fi_ops_fabric fabric_ops = {
     .size = sizeof(fi_ops_fabric),
     .domain = domain_open,
     .passive_ep = no_passive_ep,
-    .eq_open = no_eq_open,
+    .eq_open = eq_open,
     .wait_open = no_wait_open,
     .trywait = no_trywait,
     .domain2 = domain2,

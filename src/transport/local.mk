@@ -15,6 +15,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/address.cpp src/transport/address.hpp \
 	src/transport/objects.hpp \
 	src/transport/fabric.cpp \
+	src/transport/eq.cpp \
 	src/transport/domain.cpp \
 	src/transport/av.cpp \
 	src/transport/cq.cpp \

@@ -27,7 +27,7 @@ class endpoint;
 
 struct fabric_obj {
     fid_box<fid_fabric, fabric_obj> box {};
-    int refs = 0; // domains open on it
+    int refs = 0; // domains and event queues open on it
 };
 
 struct mr_obj;
@@ -95,6 +95,7 @@ int check_region(const domain_obj& domain, std::uint64_t key, std::uint64_t acce
 // Constructors used by the ops tables of the parent objects.
 int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context);
 int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context);
+int eq_open(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** eq, void* context); // eq.cpp
 int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
 int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
 int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);

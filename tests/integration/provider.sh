@@ -14,6 +14,23 @@ expect_status fi-info 0
 expect_in fi-info fi-info.out "provider: hashi"
 expect_in fi-info fi-info.out "type: FI_EP_RDM"
 
+# libfabric's own ping-pong (Debian's libfabric-bin), a program that knows
+# nothing of MPI: RDM endpoints, an event queue, sends, injects and
+# receives, every byte checked (-c), sizes from 64 B to 1 MiB.
+pp_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+pp_key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+pp_env=(env "${preload[@]}" FI_PROVIDER_PATH="$provdir" HASHI_JOB_KEY="$pp_key")
+timeout 60 "${pp_env[@]}" fi_pingpong -p hashi -e rdm -I 20 -c -B "$pp_port" >pingpong-server.out 2>&1 &
+pp_server=$!
+sleep 0.5
+run pingpong -- timeout 60 "${pp_env[@]}" fi_pingpong -p hashi -e rdm -I 20 -c -P "$pp_port" 127.0.0.1
+wait "$pp_server"
+pp_server_status=$?
+expect_status pingpong 0
+if [[ $pp_server_status -eq 0 ]]; then pass "pingpong: the server side exited 0"; else
+    fail "pingpong: the server side exited $pp_server_status"; sed 's/^/    /' pingpong-server.out | head -20; fi
+expect_count pingpong pingpong.out "^(64|256|1k|4k|64k|1m) +20 +=20 " 6
+
 compile mpicc "$HASHI_SRCDIR/examples/hello.c" hello
 compile mpicc "$programs/rma.c" rma
 compile mpicc "$HASHI_SRCDIR/examples/isort.c" isort

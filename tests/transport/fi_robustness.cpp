@@ -91,7 +91,9 @@ struct fabric_ep {
     fabric_ep()
     {
         fi_info* hints = fi_allocinfo();
-        hints->caps = FI_TAGGED | FI_MSG;
+        // Directed receives (fi_trecv from one peer) need FI_DIRECTED_RECV: without it
+        // libfabric says a receive's source is ignored, and the provider ignores it.
+        hints->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV;
         hints->ep_attr->type = FI_EP_RDM;
         hints->fabric_attr->prov_name = strdup("hashi");
         int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
