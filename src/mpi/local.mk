@@ -77,7 +77,8 @@ mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRY
 # One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).
 noinst_LIBRARIES += libhashi_wrapper.a
 libhashi_wrapper_a_SOURCES = \
-	src/mpi/wrappers/wrapper_args.cpp src/mpi/wrappers/wrapper_args.hpp
+	src/mpi/wrappers/wrapper_args.cpp src/mpi/wrappers/wrapper_args.hpp \
+	src/mpi/wrappers/fortran_dialect.cpp src/mpi/wrappers/fortran_dialect.hpp
 bin_PROGRAMS += mpicc
 mpicc_SOURCES = src/mpi/wrappers/compiler_wrapper.cpp
 mpicc_LDADD = libhashi_wrapper.a libhashi_common.a
