@@ -53,6 +53,10 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/hostfile.cpp src/mpi/mpiexec/hostfile.hpp \
 	src/mpi/mpiexec/options.cpp src/mpi/mpiexec/options.hpp \
 	src/mpi/mpiexec/placement.cpp src/mpi/mpiexec/placement.hpp \
+	src/mpi/mpiexec/binding_spec.cpp src/mpi/mpiexec/binding_spec.hpp \
+	src/mpi/mpiexec/cpu_topology.cpp src/mpi/mpiexec/cpu_topology.hpp \
+	src/mpi/mpiexec/binding_plan.cpp src/mpi/mpiexec/binding_plan.hpp \
+	src/mpi/mpiexec/rank_binding.cpp src/mpi/mpiexec/rank_binding.hpp \
 	src/mpi/mpiexec/pmi_wire.cpp src/mpi/mpiexec/pmi_wire.hpp \
 	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
@@ -66,12 +70,12 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/impi_client.cpp src/mpi/mpiexec/impi_client.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
 # mpiexec -client speaks IMPI with the protocol library of relay/impi.
-libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
+libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(HWLOC_CFLAGS)
 
 ## mpiexec / mpirun #########################################################
 bin_PROGRAMS += mpiexec
 mpiexec_SOURCES = src/mpi/mpiexec/main.cpp
-mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS)
+mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(HWLOC_LIBS)
 
 ## Compiler wrappers ########################################################
 # One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).

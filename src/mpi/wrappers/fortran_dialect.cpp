@@ -2,12 +2,12 @@
 #include "fortran_dialect.hpp"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
+#include <spawn.h>
 
 extern char** environ;
 
