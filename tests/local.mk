@@ -72,6 +72,7 @@ INTEGRATION_TESTS = \
 	tests/integration/mpiexec-binding.sh \
 	tests/integration/hashi-info.sh \
 	tests/integration/man-pages.sh \
+	tests/integration/pkg-config.sh \
 	tests/integration/ssh-launcher.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data

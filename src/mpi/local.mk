@@ -105,3 +105,32 @@ install-exec-hook:
 install-data-local: install-mpich-base
 uninstall-local: uninstall-mpich-base
 	cd "$(DESTDIR)$(bindir)" && rm -f $(WRAPPER_ALIASES) mpirun
+
+## pkg-config ###############################################################
+# hashi.pc, and the names MPICH users query: mpich.pc (Debian's
+# libmpich-dev) and mpi.pc, mpi-c.pc, mpi-cxx.pc, mpi-fort.pc (Debian's
+# mpi-default-dev). All relocatable (${pcfiledir}), so a tree moved or
+# staged with DESTDIR still answers with its own paths.
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = hashi.pc mpich.pc mpi.pc mpi-c.pc mpi-cxx.pc mpi-fort.pc
+CLEANFILES += $(pkgconfig_DATA)
+EXTRA_DIST += src/mpi/pkgconfig/hashi.pc.in src/mpi/pkgconfig/mpich.pc.in src/mpi/pkgconfig/mpi-lang.pc.in
+PC_DIR = $(top_srcdir)/src/mpi/pkgconfig
+# The templates' markers are %NAME%: automake would replace @NAME@ itself.
+# The MPICH version of the base: the upstream part of the Debian version.
+PC_SUBST = sed -e 's|%PACKAGE_VERSION%|$(PACKAGE_VERSION)|g' \
+	-e "s|%MPICH_VERSION%|`sed -n 's/^version=\([^-]*\).*/\1/p' $(top_srcdir)/src/mpi/mpich-source.txt`|g" \
+	-e 's|%SANITIZE_LIBS%|$(HASHI_SANITIZE_LIBS)|g'
+hashi.pc: $(PC_DIR)/hashi.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) $(PC_DIR)/hashi.pc.in > $@
+mpich.pc: $(PC_DIR)/mpich.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) $(PC_DIR)/mpich.pc.in > $@
+mpi.pc mpi-c.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|$(@:.pc=)|g' -e 's|%LANG_NOTE%| for C|g' -e 's|%LANG_LIBS%||' \
+	  $(PC_DIR)/mpi-lang.pc.in > $@
+mpi-cxx.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|mpi-cxx|g' -e 's|%LANG_NOTE%| for C++|g' -e 's|%LANG_LIBS%|-lmpicxx|' \
+	  $(PC_DIR)/mpi-lang.pc.in > $@
+mpi-fort.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|mpi-fort|g' -e 's|%LANG_NOTE%| for Fortran (mpif.h, use mpi)|g' \
+	  -e 's|%LANG_LIBS%|-lmpifort|' $(PC_DIR)/mpi-lang.pc.in > $@
