@@ -71,6 +71,7 @@ INTEGRATION_TESTS = \
 	tests/integration/mpiexec-features.sh \
 	tests/integration/mpiexec-binding.sh \
 	tests/integration/hashi-info.sh \
+	tests/integration/stats-watch.sh \
 	tests/integration/man-pages.sh \
 	tests/integration/pkg-config.sh \
 	tests/integration/ssh-launcher.sh

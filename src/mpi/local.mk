@@ -91,7 +91,8 @@ WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
 ## hashi-info ###############################################################
 bin_PROGRAMS += hashi-info
 hashi_info_SOURCES = src/mpi/info/hashi_info.cpp \
-	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp
+	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp \
+	src/mpi/info/stats_watch.cpp src/mpi/info/stats_watch.hpp
 hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
 hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)
 hashi_info_LDFLAGS = $(AM_LDFLAGS) $(RELOCATABLE_RPATH)
