@@ -54,11 +54,12 @@ tests_unit_hashi_unit_SOURCES = \
 	tests/unit/test_shim_handoff.cpp \
 	tests/unit/test_capacity.cpp \
 	tests/unit/test_placement.cpp \
+	tests/unit/test_binding.cpp \
 	tests/unit/test_launcher.cpp \
 	tests/unit/test_output_forwarder.cpp \
 	tests/unit/test_wrapper_args.cpp
 tests_unit_hashi_unit_CPPFLAGS = $(AM_CPPFLAGS) -DBOOST_TEST_DYN_LINK -DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
-tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) \
+tests_unit_hashi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_wrapper.a libhashi_common.a $(CRYPTO_LIBS) $(HWLOC_LIBS) \
 	-lboost_unit_test_framework
 TESTS += tests/unit/hashi-unit
 
@@ -68,7 +69,11 @@ INTEGRATION_TESTS = \
 	tests/integration/examples.sh \
 	tests/integration/mpiexec-errors.sh \
 	tests/integration/mpiexec-features.sh \
+	tests/integration/mpiexec-binding.sh \
 	tests/integration/hashi-info.sh \
+	tests/integration/stats-watch.sh \
+	tests/integration/man-pages.sh \
+	tests/integration/pkg-config.sh \
 	tests/integration/ssh-launcher.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data

@@ -53,6 +53,10 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/hostfile.cpp src/mpi/mpiexec/hostfile.hpp \
 	src/mpi/mpiexec/options.cpp src/mpi/mpiexec/options.hpp \
 	src/mpi/mpiexec/placement.cpp src/mpi/mpiexec/placement.hpp \
+	src/mpi/mpiexec/binding_spec.cpp src/mpi/mpiexec/binding_spec.hpp \
+	src/mpi/mpiexec/cpu_topology.cpp src/mpi/mpiexec/cpu_topology.hpp \
+	src/mpi/mpiexec/binding_plan.cpp src/mpi/mpiexec/binding_plan.hpp \
+	src/mpi/mpiexec/rank_binding.cpp src/mpi/mpiexec/rank_binding.hpp \
 	src/mpi/mpiexec/pmi_wire.cpp src/mpi/mpiexec/pmi_wire.hpp \
 	src/mpi/mpiexec/pmi_server.cpp src/mpi/mpiexec/pmi_server.hpp \
 	src/mpi/mpiexec/launcher.cpp src/mpi/mpiexec/launcher.hpp \
@@ -66,18 +70,19 @@ libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/impi_client.cpp src/mpi/mpiexec/impi_client.hpp \
 	src/mpi/mpiexec/job.cpp src/mpi/mpiexec/job.hpp
 # mpiexec -client speaks IMPI with the protocol library of relay/impi.
-libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS)
+libhashi_mpiexec_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(HWLOC_CFLAGS)
 
 ## mpiexec / mpirun #########################################################
 bin_PROGRAMS += mpiexec
 mpiexec_SOURCES = src/mpi/mpiexec/main.cpp
-mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS)
+mpiexec_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(HWLOC_LIBS)
 
 ## Compiler wrappers ########################################################
 # One program; argv[0] says which language (mpicc, mpicxx, mpifort, ...).
 noinst_LIBRARIES += libhashi_wrapper.a
 libhashi_wrapper_a_SOURCES = \
-	src/mpi/wrappers/wrapper_args.cpp src/mpi/wrappers/wrapper_args.hpp
+	src/mpi/wrappers/wrapper_args.cpp src/mpi/wrappers/wrapper_args.hpp \
+	src/mpi/wrappers/fortran_dialect.cpp src/mpi/wrappers/fortran_dialect.hpp
 bin_PROGRAMS += mpicc
 mpicc_SOURCES = src/mpi/wrappers/compiler_wrapper.cpp
 mpicc_LDADD = libhashi_wrapper.a libhashi_common.a
@@ -86,7 +91,8 @@ WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
 ## hashi-info ###############################################################
 bin_PROGRAMS += hashi-info
 hashi_info_SOURCES = src/mpi/info/hashi_info.cpp \
-	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp
+	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp \
+	src/mpi/info/stats_watch.cpp src/mpi/info/stats_watch.hpp
 hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
 hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)
 hashi_info_LDFLAGS = $(AM_LDFLAGS) $(RELOCATABLE_RPATH)
@@ -100,3 +106,32 @@ install-exec-hook:
 install-data-local: install-mpich-base
 uninstall-local: uninstall-mpich-base
 	cd "$(DESTDIR)$(bindir)" && rm -f $(WRAPPER_ALIASES) mpirun
+
+## pkg-config ###############################################################
+# hashi.pc, and the names MPICH users query: mpich.pc (Debian's
+# libmpich-dev) and mpi.pc, mpi-c.pc, mpi-cxx.pc, mpi-fort.pc (Debian's
+# mpi-default-dev). All relocatable (${pcfiledir}), so a tree moved or
+# staged with DESTDIR still answers with its own paths.
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = hashi.pc mpich.pc mpi.pc mpi-c.pc mpi-cxx.pc mpi-fort.pc
+CLEANFILES += $(pkgconfig_DATA)
+EXTRA_DIST += src/mpi/pkgconfig/hashi.pc.in src/mpi/pkgconfig/mpich.pc.in src/mpi/pkgconfig/mpi-lang.pc.in
+PC_DIR = $(top_srcdir)/src/mpi/pkgconfig
+# The templates' markers are %NAME%: automake would replace @NAME@ itself.
+# The MPICH version of the base: the upstream part of the Debian version.
+PC_SUBST = sed -e 's|%PACKAGE_VERSION%|$(PACKAGE_VERSION)|g' \
+	-e "s|%MPICH_VERSION%|`sed -n 's/^version=\([^-]*\).*/\1/p' $(top_srcdir)/src/mpi/mpich-source.txt`|g" \
+	-e 's|%SANITIZE_LIBS%|$(HASHI_SANITIZE_LIBS)|g'
+hashi.pc: $(PC_DIR)/hashi.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) $(PC_DIR)/hashi.pc.in > $@
+mpich.pc: $(PC_DIR)/mpich.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) $(PC_DIR)/mpich.pc.in > $@
+mpi.pc mpi-c.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|$(@:.pc=)|g' -e 's|%LANG_NOTE%| for C|g' -e 's|%LANG_LIBS%||' \
+	  $(PC_DIR)/mpi-lang.pc.in > $@
+mpi-cxx.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|mpi-cxx|g' -e 's|%LANG_NOTE%| for C++|g' -e 's|%LANG_LIBS%|-lmpicxx|' \
+	  $(PC_DIR)/mpi-lang.pc.in > $@
+mpi-fort.pc: $(PC_DIR)/mpi-lang.pc.in $(top_srcdir)/src/mpi/mpich-source.txt Makefile
+	$(AM_V_GEN)$(PC_SUBST) -e 's|%NAME%|mpi-fort|g' -e 's|%LANG_NOTE%| for Fortran (mpif.h, use mpi)|g' \
+	  -e 's|%LANG_LIBS%|-lmpifort|' $(PC_DIR)/mpi-lang.pc.in > $@

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
+#include "mpi/wrappers/fortran_dialect.hpp"
 #include "mpi/wrappers/wrapper_args.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -46,7 +47,9 @@ BOOST_AUTO_TEST_CASE(link_and_compile_commands)
     BOOST_TEST(show(cxx) ==
         "g++ x.cxx -I/opt/h/include -L/opt/h/lib -Wl,-rpath,/opt/h/lib -Wl,--enable-new-dtags "
         "-lhashi-coll -lmpicxx -lmpi");
-    auto f = command(req(Language::fortran, "mpifort", {"x.f90"}), "/opt/h", {});
+    auto fr = req(Language::fortran, "mpifort", {"x.f90"});
+    fr.dialect_flags = {"-fallow-argument-mismatch"};
+    auto f = command(fr, "/opt/h", {});
     BOOST_TEST(show(f) ==
         "gfortran -fallow-argument-mismatch x.f90 -I/opt/h/include -L/opt/h/lib "
         "-Wl,-rpath,/opt/h/lib -Wl,--enable-new-dtags -lmpifort -lmpi");
@@ -79,9 +82,27 @@ BOOST_AUTO_TEST_CASE(compiler_choice_precedence)
     BOOST_TEST(req(Language::fortran, "mpif77", {"x.f"}, {{"MPICH_F77", "f77"}}).compiler == "f77");
     BOOST_TEST(req(Language::fortran, "mpif90", {"-fc=flang", "x.f"}).compiler == "flang");
     BOOST_CHECK_THROW(req(Language::c, "mpicc", {"-cc=", "x.c"}), WrapperError);
-    // No gfortran-only flag for another Fortran compiler.
+    // The wrapper adds no flag of its own that its caller did not choose.
     auto f = command(req(Language::fortran, "mpifort", {"x.f90"}, {{"HASHI_FC", "flang"}}), "/p", {});
     BOOST_TEST(f[1] == "x.f90");
+}
+
+BOOST_AUTO_TEST_CASE(legacy_fortran_flags_follow_the_gfortran_version)
+{
+    BOOST_TEST(gnu_fortran_major("GNU Fortran (Debian 12.2.0-14) 12.2.0\nCopyright (C) 2022\n").value_or(-1) == 12);
+    BOOST_TEST(gnu_fortran_major("GNU Fortran (Ubuntu 9.4.0-1ubuntu1~20.04) 9.4.0\n").value_or(-1) == 9);
+    BOOST_TEST(gnu_fortran_major("GNU Fortran (GCC) 10.1.0").value_or(-1) == 10);
+    BOOST_TEST(!gnu_fortran_major("flang-new version 15.0.6"));
+    BOOST_TEST(!gnu_fortran_major("ifx (IFX) 2023.0.0 20221201"));
+    BOOST_TEST(!gnu_fortran_major("GNU Fortran (GCC) unknown"));
+    BOOST_TEST(!gnu_fortran_major(""));
+    const std::vector<std::string> both {"-fallow-argument-mismatch", "-fallow-invalid-boz"};
+    BOOST_TEST(legacy_fortran_flags(12) == both);
+    BOOST_TEST(legacy_fortran_flags(10) == both);
+    BOOST_TEST(legacy_fortran_flags(9).empty());
+    BOOST_TEST(legacy_fortran_flags(std::nullopt).empty());
+    // What the wrapper asks of a compiler that is not there: nothing.
+    BOOST_TEST(compiler_version_output("/nonexistent/gfortran").empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

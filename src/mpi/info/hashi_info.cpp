@@ -3,18 +3,22 @@
 // the spirit of mpichversion and ompi_info. Versions are asked of the
 // libraries themselves at run time, not copied from build time.
 #include "common/install_paths.hpp"
+#include "common/number_text.hpp"
 #include "config.h"
 #include "mpi/info/stats_summary.hpp"
+#include "mpi/info/stats_watch.hpp"
 
 #include <hwloc.h>
 #include <mpi.h>
 #include <rdma/fabric.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -86,6 +90,8 @@ std::string kernel_module_status()
     return "o2g not loaded (the user-space receive path is used)";
 }
 
+constexpr double default_watch_interval = 2; // as often as the ranks rewrite their files
+
 void usage(std::ostream& out)
 {
     out << "Usage: hashi-info [--all | --version | --providers | --configure | --stats DIR | --help]\n"
@@ -94,7 +100,11 @@ void usage(std::ostream& out)
            "  --version     Hashi's version only\n"
            "  --providers   libfabric providers with RDM endpoints, one per line\n"
            "  --configure   configure flags of Hashi and of the MPICH base\n"
-           "  --stats DIR   per-peer traffic of a job run with FI_HASHI_STATS_DIR=DIR\n";
+           "  --stats DIR   per-peer traffic of a job run with FI_HASHI_STATS_DIR=DIR, and the\n"
+           "                trunks of impi-relays run with --stats-dir DIR\n"
+           "  --watch       with --stats: a running job's figures and rates, refreshed in place\n"
+           "  --interval SEC  with --watch: seconds between refreshes (default 2; 0.1 to 3600)\n"
+           "  --count N     with --watch: stop after N refreshes (default: at Ctrl-C)\n";
 }
 
 } // namespace
@@ -105,6 +115,11 @@ int main(int argc, char** argv)
     bool only_version = false;
     bool only_providers = false;
     bool only_configure = false;
+    std::optional<std::string> stats_dir;
+    bool watch = false;
+    bool interval_set = false;
+    double interval = default_watch_interval;
+    long count = 0;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--all" || a == "-a") {
@@ -118,7 +133,31 @@ int main(int argc, char** argv)
                 std::cerr << "hashi-info: --stats needs a directory (the job's FI_HASHI_STATS_DIR)\n";
                 return 2;
             }
-            return hashi::print_stats_summary(argv[i + 1], std::cout, std::cerr);
+            stats_dir = argv[++i];
+        } else if (a == "--watch") {
+            watch = true;
+        } else if (a == "--interval" || a == "--count") {
+            if (i + 1 >= argc) {
+                std::cerr << "hashi-info: " << a << " needs a value\n";
+                return 2;
+            }
+            std::string error;
+            bool ok = false;
+            if (a == "--interval") {
+                auto v = hashi::parse_decimal(
+                    "option --interval", argv[++i], {.lo = 0.1, .hi = 3600, .unit = "seconds"}, error);
+                ok = v.has_value();
+                interval_set = true;
+                interval = v.value_or(interval);
+            } else {
+                auto v = hashi::parse_whole("option --count", argv[++i], {.lo = 1, .hi = 1000000000}, error);
+                ok = v.has_value();
+                count = static_cast<long>(v.value_or(0));
+            }
+            if (!ok) {
+                std::cerr << "hashi-info: " << error << "\n";
+                return 2;
+            }
         } else if (a == "--configure") {
             only_configure = true;
         } else if (a == "--help" || a == "-h") {
@@ -129,6 +168,23 @@ int main(int argc, char** argv)
             usage(std::cerr);
             return 2;
         }
+    }
+    if (!stats_dir && (watch || interval_set || count != 0)) {
+        std::cerr
+            << "hashi-info: --watch, --interval and --count go with --stats DIR (hashi-info --stats DIR --watch)\n";
+        return 2;
+    }
+    if (stats_dir && !watch && (interval_set || count != 0)) {
+        std::cerr << "hashi-info: --interval and --count go with --watch (hashi-info --stats DIR --watch)\n";
+        return 2;
+    }
+    if (stats_dir && watch) {
+        return hashi::watch_stats(
+            {.dir = *stats_dir, .interval_s = interval, .count = count, .in_place = ::isatty(STDOUT_FILENO) != 0},
+            std::cout, std::cerr);
+    }
+    if (stats_dir) {
+        return hashi::print_stats_summary(*stats_dir, std::cout, std::cerr);
     }
     if (only_version) {
         std::cout << PACKAGE_VERSION << "\n";

@@ -5,21 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
-#include <vector>
+#include <utility>
 
 namespace hashi {
 
 namespace {
 
-struct peer_line {
-    std::string endpoint; // file name: host.pid
-    std::string peer, host;
-    std::string route = "direct"; // files written before the route column have none
-    unsigned long long pid = 0, tx_bytes = 0, tx_msgs = 0, rx_bytes = 0, rx_msgs = 0, unexpected_max = 0,
-                       rendezvous = 0, rma = 0, retrans = 0;
-};
+namespace fs = std::filesystem;
 
 std::string mib(unsigned long long b)
 {
@@ -28,27 +23,43 @@ std::string mib(unsigned long long b)
     return s.str();
 }
 
-} // namespace
-
-int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err)
+std::string rate_text(double bytes_per_s)
 {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-        err << "hashi-info: --stats " << dir << ": not a directory (run the job with FI_HASHI_STATS_DIR=" << dir
-            << " first)\n";
-        return 1;
-    }
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(1) << bytes_per_s / (1024.0 * 1024.0);
+    return s.str();
+}
+
+// The files of `dir` whose names satisfy `wanted`, sorted.
+template <typename Wanted> std::vector<fs::path> files_of(const std::string& dir, Wanted wanted)
+{
     std::vector<fs::path> files;
+    std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".stats")
+        if (wanted(e.path()))
             files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    if (files.empty()) {
-        err << "hashi-info: --stats " << dir << ": no *.stats files (was FI_HASHI_STATS_DIR set for the job?)\n";
-        return 1;
+    return files;
+}
+
+} // namespace
+
+std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string& error)
+{
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+        error =
+            "hashi-info: --stats " + dir + ": not a directory (run the job with FI_HASHI_STATS_DIR=" + dir + " first)";
+        return std::nullopt;
     }
-    std::vector<peer_line> lines;
+    // Endpoints write NAME.stats.tmp and rename it: only whole files count.
+    const auto files = files_of(dir, [](const fs::path& p) { return p.extension() == ".stats"; });
+    if (files.empty()) {
+        error = "hashi-info: --stats " + dir + ": no *.stats files (was FI_HASHI_STATS_DIR set for the job?)";
+        return std::nullopt;
+    }
+    StatsSnapshot snap;
+    snap.endpoints = files.size();
     for (const auto& f : files) {
         std::ifstream in(f);
         std::string text;
@@ -58,31 +69,58 @@ int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream&
             if (text.empty() || text[0] == '#')
                 continue;
             std::istringstream s(text);
-            peer_line p;
+            PeerStats p;
             p.endpoint = f.stem().string();
             if (!(s >> p.peer >> p.host >> p.pid >> p.tx_bytes >> p.tx_msgs >> p.rx_bytes >> p.rx_msgs >>
                     p.unexpected_max >> p.rendezvous >> p.rma >> p.retrans)) {
-                err << "hashi-info: " << f.string() << ":" << n
-                    << ": not a statistics line (expected 11 fields and a route: peer host pid tx_bytes tx_msgs "
-                       "rx_bytes rx_msgs unexpected_max rendezvous rma_ops tcp_retransmits route)\n";
-                return 1;
+                error = "hashi-info: " + f.string() + ":" + std::to_string(n) +
+                    ": not a statistics line (expected 11 fields, a route and a pacing rate: peer host pid tx_bytes "
+                    "tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops tcp_retransmits route "
+                    "max_pacing_rate)";
+                return std::nullopt;
             }
             if (std::string r; s >> r)
                 p.route = r;
-            lines.push_back(p);
+            if (unsigned long long pace = 0; s >> pace)
+                p.pacing = pace;
+            snap.peers.push_back(std::move(p));
         }
     }
+    return snap;
+}
+
+void print_stats_table(const StatsSnapshot& now, std::ostream& out, const StatsSnapshot* before, double seconds)
+{
+    std::map<std::pair<std::string, std::string>, const PeerStats*> earlier;
+    if (before != nullptr)
+        for (const auto& p : before->peers)
+            earlier[{p.endpoint, p.peer}] = &p;
+    const bool rates = before != nullptr && seconds > 0;
     out << std::left << std::setw(24) << "endpoint" << std::setw(6) << "peer" << std::setw(16) << "peer host"
         << std::right << std::setw(10) << "tx MiB" << std::setw(10) << "tx msgs" << std::setw(10) << "rx MiB"
-        << std::setw(10) << "rx msgs" << std::setw(8) << "unexp" << std::setw(8) << "rdv" << std::setw(8) << "rma"
-        << std::setw(8) << "retx" << "  route"
-        << "\n";
-    peer_line total;
-    for (const auto& p : lines) {
+        << std::setw(10) << "rx msgs";
+    if (rates)
+        out << std::setw(10) << "tx MiB/s" << std::setw(10) << "rx MiB/s";
+    out << std::setw(8) << "unexp" << std::setw(8) << "rdv" << std::setw(8) << "rma" << std::setw(8) << "retx"
+        << std::setw(12) << "pace MiB/s"
+        << "  route\n";
+    PeerStats total;
+    for (const auto& p : now.peers) {
         out << std::left << std::setw(24) << p.endpoint << std::setw(6) << p.peer << std::setw(16) << p.host
             << std::right << std::setw(10) << mib(p.tx_bytes) << std::setw(10) << p.tx_msgs << std::setw(10)
-            << mib(p.rx_bytes) << std::setw(10) << p.rx_msgs << std::setw(8) << p.unexpected_max << std::setw(8)
-            << p.rendezvous << std::setw(8) << p.rma << std::setw(8) << p.retrans << "  " << p.route << "\n";
+            << mib(p.rx_bytes) << std::setw(10) << p.rx_msgs;
+        if (rates) {
+            // A peer new since the last look counts from zero.
+            const auto it = earlier.find({p.endpoint, p.peer});
+            const PeerStats zero;
+            const PeerStats& b = it == earlier.end() ? zero : *it->second;
+            auto delta = [](unsigned long long a, unsigned long long was) { return a >= was ? a - was : 0ULL; };
+            out << std::setw(10) << rate_text(static_cast<double>(delta(p.tx_bytes, b.tx_bytes)) / seconds)
+                << std::setw(10) << rate_text(static_cast<double>(delta(p.rx_bytes, b.rx_bytes)) / seconds);
+        }
+        out << std::setw(8) << p.unexpected_max << std::setw(8) << p.rendezvous << std::setw(8) << p.rma << std::setw(8)
+            << p.retrans << std::setw(12)
+            << (p.pacing == 0 ? std::string("-") : rate_text(static_cast<double>(p.pacing))) << "  " << p.route << "\n";
         total.tx_bytes += p.tx_bytes;
         total.tx_msgs += p.tx_msgs;
         total.rx_bytes += p.rx_bytes;
@@ -92,10 +130,60 @@ int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream&
         total.rma += p.rma;
         total.retrans += p.retrans;
     }
-    out << "total: " << files.size() << " endpoints, " << mib(total.tx_bytes) << " MiB in " << total.tx_msgs
+    out << "total: " << now.endpoints << " endpoints, " << mib(total.tx_bytes) << " MiB in " << total.tx_msgs
         << " messages sent, " << mib(total.rx_bytes) << " MiB in " << total.rx_msgs
         << " received, deepest unexpected queue " << total.unexpected_max << ", " << total.rendezvous << " rendezvous, "
         << total.rma << " RMA operations served, " << total.retrans << " TCP retransmissions\n";
+}
+
+size_t print_relay_trunks(const std::string& dir, std::ostream& out)
+{
+    // impi-relay --stats-dir: relay-K.ID, renamed into place like ours.
+    const auto files = files_of(dir, [](const fs::path& p) {
+        const auto name = p.filename().string();
+        return name.starts_with("relay-") && p.extension() != ".tmp";
+    });
+    if (files.empty())
+        return 0;
+    out << "impi-relay trunks (" << files.size() << " relay" << (files.size() == 1 ? "" : "s") << "):\n"
+        << std::left << std::setw(12) << "  relay" << std::setw(16) << "to cluster.relay" << std::right << std::setw(4)
+        << "up" << std::setw(10) << "out MiB" << std::setw(10) << "frames" << std::setw(10) << "in MiB" << std::setw(10)
+        << "frames" << std::setw(9) << "streams" << std::setw(8) << "queue"
+        << "\n";
+    for (const auto& f : files) {
+        std::ifstream in(f);
+        std::string text;
+        while (std::getline(in, text)) {
+            if (text.empty() || text[0] == '#')
+                continue;
+            std::istringstream s(text);
+            unsigned cluster = 0, relay = 0;
+            int up = 0;
+            unsigned long long bytes_out = 0, frames_out = 0, bytes_in = 0, frames_in = 0, streams = 0, opened = 0,
+                               refused = 0, heartbeats = 0, queue = 0;
+            if (!(s >> cluster >> relay >> up >> bytes_out >> frames_out >> bytes_in >> frames_in >> streams >>
+                    opened >> refused >> heartbeats >> queue))
+                continue; // a relay of another version: its other lines still show
+            out << std::left << std::setw(12) << ("  " + f.filename().string().substr(6)) << std::setw(16)
+                << (std::to_string(cluster) + "." + std::to_string(relay)) << std::right << std::setw(4)
+                << (up != 0 ? "yes" : "no") << std::setw(10) << mib(bytes_out) << std::setw(10) << frames_out
+                << std::setw(10) << mib(bytes_in) << std::setw(10) << frames_in << std::setw(9) << streams
+                << std::setw(8) << queue << "\n";
+        }
+    }
+    return files.size();
+}
+
+int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err)
+{
+    std::string error;
+    const auto snap = read_stats_dir(dir, error);
+    if (!snap) {
+        err << error << "\n";
+        return 1;
+    }
+    print_stats_table(*snap, out);
+    print_relay_trunks(dir, out);
     return 0;
 }
 

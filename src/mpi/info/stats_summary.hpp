@@ -1,15 +1,48 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `hashi-info --stats DIR`: sums up the per-peer statistics files the hashi
-// provider writes when FI_HASHI_STATS_DIR is set (one file per endpoint).
+// provider writes when FI_HASHI_STATS_DIR is set (one file per endpoint,
+// rewritten every 2 s while the job runs and at its end), and the trunk
+// files impi-relay writes with --stats-dir into the same kind of directory.
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace hashi {
 
-// Prints one line per endpoint and peer and the job's totals. Returns 0, or
-// 1 with a message on `err` naming the file and line that could not be read.
+// One line of an endpoint's file: what it exchanged with one peer.
+struct PeerStats {
+    std::string endpoint; // file name: host.pid
+    std::string peer, host;
+    std::string route = "direct"; // files written before the route column have none
+    unsigned long long pid = 0, tx_bytes = 0, tx_msgs = 0, rx_bytes = 0, rx_msgs = 0, unexpected_max = 0,
+                       rendezvous = 0, rma = 0, retrans = 0;
+    unsigned long long pacing = 0; // SO_MAX_PACING_RATE, bytes/s; 0: none (or an older file)
+};
+
+struct StatsSnapshot {
+    std::vector<PeerStats> peers;
+    size_t endpoints = 0; // files read
+};
+
+// Reads every *.stats file of `dir`; nullopt with `error` naming the
+// directory, or the file and line that could not be read.
+std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string& error);
+
+// One line per endpoint and peer, then the job's totals. With `before` (an
+// earlier snapshot taken `seconds` ago) each line also says how fast it
+// sent and received since then.
+void print_stats_table(
+    const StatsSnapshot& now, std::ostream& out, const StatsSnapshot* before = nullptr, double seconds = 0);
+
+// The trunks of every impi-relay that wrote its counters into `dir`
+// (relay-K.ID files); prints nothing and returns 0 when there are none.
+size_t print_relay_trunks(const std::string& dir, std::ostream& out);
+
+// read_stats_dir, print_stats_table and print_relay_trunks. Returns 0, or 1
+// with the message on `err`.
 int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err);
 
 } // namespace hashi

@@ -7,6 +7,7 @@
 #include "launcher.hpp"
 #include "pmi_auth.hpp"
 #include "pmi_listener.hpp"
+#include "rank_binding.hpp"
 #include "shim_handoff.hpp"
 #include "ssh_shim.hpp"
 
@@ -243,6 +244,13 @@ void Job::start_all()
     placement_ = place_ranks(opt_.hosts, nranks, opt_.ppn, local);
     if (auto problem = capacity_problem(opt_, nranks, ::sysconf(_SC_NPROCESSORS_ONLN), raise_descriptor_limit())) {
         throw UsageError(*problem);
+    }
+    if (opt_.launcher == LauncherKind::fork && opt_.binding.binds()) {
+        try {
+            local_bindings_ = plan_bindings(CpuTopology::of_this_process(), opt_.binding);
+        } catch (const BindingError& e) {
+            throw UsageError("cannot bind ranks on " + local + ": " + e.what() + "; nothing was started");
+        }
     }
     if (!join_federation()) {
         return;
@@ -490,9 +498,40 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
         handoff = encode_handoff({p.token, process_environment(opt_, policy, app, inherited_env_, per_rank, pmi_vars)});
         std::erase_if(env, [](const EnvVar& kv) { return kv.first == "HASHI_JOB_KEY"; });
     }
+    // Bound where the rank runs: here for fork, else by the process that
+    // execs the rank on its node (rank_binding.hpp).
+    const BindRequest bind_request {.bind_to = opt_.binding.binds() ? opt_.binding.bind_text : std::string(),
+        .map_by = opt_.binding.map_text,
+        .local_index = local_rank,
+        .rank = rank_offset_ + rank,
+        .host = p.host,
+        .report = opt_.print_bindings || (opt_.verbose && opt_.binding.binds())};
+    std::unique_ptr<AffinityMask> affinity;
     std::vector<std::string> program = app.argv;
-    if (remote) {
-        program.insert(program.begin(), {shim_exe_, ssh_shim_flag, "--"});
+    if (opt_.launcher == LauncherKind::fork) {
+        auto binding = local_bindings_ ? binding_of(*local_bindings_, local_rank) : std::nullopt;
+        if (binding) {
+            affinity = std::make_unique<AffinityMask>(binding->cpus);
+        }
+        if (bind_request.report) {
+            std::cerr << binding_report(bind_request, binding) << std::endl;
+        }
+    } else {
+        std::vector<std::string> front;
+        if (remote) {
+            front = {shim_exe_, ssh_shim_flag};
+        } else if (opt_.binding.binds() || opt_.print_bindings) {
+            front = {(hashi::install_paths().bindir / "mpiexec").string(), exec_binder_flag};
+        }
+        if (!front.empty()) {
+            if (opt_.binding.binds() || opt_.print_bindings) {
+                auto words = bind_request_args(bind_request);
+                front.insert(front.end(), words.begin(), words.end());
+            } else {
+                front.emplace_back("--");
+            }
+            program.insert(program.begin(), front.begin(), front.end());
+        }
     }
     auto argv = launch_argv(opt_, {p.host, rank_offset_ + rank}, program, wdir);
     if (opt_.verbose) {
@@ -573,6 +612,9 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
             }
         }
         if (!remote && ::chdir(wdir.c_str()) != 0) {
+            child_fail(status_pipe[1], errno);
+        }
+        if (affinity && !affinity->apply()) {
             child_fail(status_pipe[1], errno);
         }
         sigset_t none;

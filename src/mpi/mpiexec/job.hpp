@@ -4,6 +4,7 @@
 // says which rank failed and how.
 #pragma once
 
+#include "binding_plan.hpp"
 #include "common/unique_fd.hpp"
 #include "impi_client.hpp"
 #include "options.hpp"
@@ -105,6 +106,9 @@ private:
     std::vector<EnvVar> job_vars_;
     std::vector<EnvVar> inherited_env_;
     Placement placement_;
+    // fork launcher with -bind-to: the bindings of this node, where every
+    // rank runs (other launchers bind on the rank's node, rank_binding.hpp).
+    std::optional<BindingPlan> local_bindings_;
     std::unique_ptr<PmiServer> pmi_;
     std::unique_ptr<ImpiClient> impi_; // federated jobs only
     int global_size_ = 0; // ranks of the whole job, every cluster

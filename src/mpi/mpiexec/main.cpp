@@ -6,6 +6,7 @@
 #include "config.h"
 #include "job.hpp"
 #include "options.hpp"
+#include "rank_binding.hpp"
 #include "ssh_shim.hpp"
 
 #include <fcntl.h>
@@ -28,6 +29,9 @@ int main(int argc, char** argv)
     }
     if (argc > 1 && std::string(argv[1]) == ssh_shim_flag) {
         return run_ssh_shim(argc, argv);
+    }
+    if (argc > 1 && std::string(argv[1]) == exec_binder_flag) {
+        return run_exec_binder(argc, argv);
     }
     std::vector<std::string> args(argv + 1, argv + argc);
     Options opt;

@@ -84,6 +84,8 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
     Options opt;
     bool hosts_given = false;
     bool impi_timeout_given = false;
+    std::string bind_to;
+    std::string map_by;
     ArgCursor cur(args);
     AppSegment seg;
 
@@ -184,6 +186,12 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             opt.prepend_rank = true;
         } else if (a == "-v" || a == "-verbose") {
             opt.verbose = true;
+        } else if (a == "-bind-to" || a == "-binding") {
+            bind_to = cur.value(a);
+        } else if (a == "-map-by") {
+            map_by = cur.value(a);
+        } else if (a == "-print-bindings") {
+            opt.print_bindings = true;
         } else if (a == "-oversubscribe") {
             opt.oversubscribe = true;
         } else if (a == "-provider") {
@@ -229,6 +237,12 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
     // A trailing ':' promises another program, as does an empty command line.
     if (!seg.argv.empty() || opt.apps.empty() || (!args.empty() && args.back() == ":")) {
         finish_segment(false);
+    }
+
+    try {
+        opt.binding = parse_binding(bind_to, map_by);
+    } catch (const BindingError& e) {
+        throw UsageError(std::string(e.what()) + " (mpiexec -help lists the forms)");
     }
 
     // Defaults from the environment, weaker than flags.
@@ -341,6 +355,14 @@ Global options:
   -f, -hostfile FILE    hostfile: one 'host', 'host:N' or 'host slots=N' per line, '#' comments
   -ppn N                processes per host (default: fill each host's slots, then wrap)
   -oversubscribe        start more than 64 processes per CPU of this machine
+  -bind-to OBJ[:N]      bind each rank to N (default 1) objects of its node, as Hydra:
+                        core, hwthread, socket, numa, l1cache, l2cache, l3cache,
+                        machine; rr (one hwthread each); user:0+1,2-3,4x2 (CPUs
+                        per local rank); none (default). Ranks beyond the node's
+                        objects share them again from the first
+  -map-by OBJ[:N]       go round these objects when handing out bindings
+                        (default: the -bind-to object), e.g. -bind-to core -map-by socket
+  -print-bindings       print each rank's CPUs as bound where it starts (-v does too)
   -genv NAME VALUE      set NAME for every process
   -genvall              pass mpiexec's whole environment (default)
   -genvnone             pass no environment except what -genv/-env set

@@ -4,6 +4,7 @@
 // Hydra has one.
 #pragma once
 
+#include "binding_spec.hpp"
 #include "hostfile.hpp"
 
 #include <functional>
@@ -59,6 +60,8 @@ struct Options {
     bool prepend_rank = false;
     bool verbose = false;
     bool oversubscribe = false; // -oversubscribe: no limit of processes per CPU
+    BindingSpec binding; // -bind-to, -map-by (rank_binding.hpp applies it)
+    bool print_bindings = false; // -print-bindings
     std::string provider; // libfabric provider for the job
     int timeout_seconds = 0; // 0: none
     FederationOptions federation;

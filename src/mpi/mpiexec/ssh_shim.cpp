@@ -4,6 +4,7 @@
 #include "output_forwarder.hpp"
 #include "pmi_auth.hpp"
 #include "pmi_wire.hpp"
+#include "rank_binding.hpp"
 #include "shim_handoff.hpp"
 
 #include <poll.h>
@@ -21,7 +22,9 @@
 #include <cstring>
 #include <iostream>
 #include <netdb.h>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace hashi::mpiexec {
 namespace {
@@ -96,12 +99,23 @@ int connect_authenticated(
 
 int run_ssh_shim(int argc, char** argv)
 {
-    int first = 2;
-    if (first < argc && std::strcmp(argv[first], "--") == 0) {
-        ++first;
-    }
     const char* usage = ": internal mode of the ssh launcher (mpiexec -launcher ssh starts it); ";
-    if (first >= argc) {
+    // Either "-- program" or a binding request (rank_binding.hpp) first.
+    std::vector<std::string> words(argv + 2, argv + argc);
+    size_t pos = 0;
+    std::optional<BindRequest> bind;
+    if (!words.empty() && words[0] == "--") {
+        pos = 1;
+    } else if (!words.empty()) {
+        std::string bad;
+        bind = parse_bind_request(words, pos, bad);
+        if (!bind) {
+            std::cerr << "mpiexec " << ssh_shim_flag << usage << bad << std::endl;
+            return 2;
+        }
+    }
+    const int first = 2 + static_cast<int>(pos);
+    if (words.empty() || first >= argc) {
         std::cerr << "mpiexec " << ssh_shim_flag << usage << "needs '-- program'" << std::endl;
         return 2;
     }
@@ -111,6 +125,11 @@ int run_ssh_shim(int argc, char** argv)
     if (!handoff) {
         std::cerr << "mpiexec " << ssh_shim_flag << usage << "cannot read what mpiexec sends on stdin: " << why
                   << std::endl;
+        return 2;
+    }
+    // Bound here, on the rank's node, from this node's topology; the
+    // program inherits the binding.
+    if (bind && !bind_this_process_or_say_why(*bind)) {
         return 2;
     }
     std::string port;

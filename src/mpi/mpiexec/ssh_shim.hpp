@@ -2,12 +2,12 @@
 // The remote half of the ssh launcher. ssh alone cannot tie a remote
 // process's life to mpiexec (without a tty, killing the ssh client leaves
 // the remote command running), so each remote rank runs as
-//   mpiexec --hashi-ssh-shim -- program args
+//   mpiexec --hashi-ssh-shim [binding request] -- program args
 // which first reads its environment and PMI-port token from stdin
 // (shim_handoff.hpp), opens two authenticated connections to mpiexec's PMI
 // port (pmi_auth.hpp): a "lifeline" it keeps and the program's PMI
 // connection, which the program inherits as PMI_FD. It then starts the
-// program, passes on the signals mpiexec sends over the lifeline, kills the
+// program (bound first as the request says, rank_binding.hpp), passes on the signals mpiexec sends over the lifeline, kills the
 // program when the lifeline breaks, and reports how the program ended
 // (exit status or signal) before exiting.
 #pragma once

@@ -4,6 +4,7 @@
 #include "common/environment.hpp"
 #include "common/install_paths.hpp"
 #include "config.h"
+#include "fortran_dialect.hpp"
 #include "wrapper_args.hpp"
 
 #include <unistd.h>
@@ -36,6 +37,11 @@ int main(int argc, char** argv)
     } catch (const WrapperError& e) {
         std::cerr << name << ": error: " << e.what() << std::endl;
         return 2;
+    }
+    if (req.language == Language::fortran) {
+        // Legacy Fortran as Debian's mpif90.mpich builds it; -show prints
+        // the flags with the rest of the command.
+        req.dialect_flags = legacy_fortran_flags(gnu_fortran_major(compiler_version_output(req.compiler)));
     }
     auto paths = hashi::install_paths();
     // Hashi's own libraries that go ahead of libmpi. libhashi-coll defines

@@ -110,12 +110,7 @@ std::vector<std::string> command(
     const auto inc = (prefix / "include").string();
     const auto lib = (prefix / "lib").string();
     std::vector<std::string> cmd {req.compiler};
-    if (req.language == Language::fortran &&
-        std::filesystem::path(req.compiler).filename().string().find("gfortran") != std::string::npos) {
-        // mpif.h and `use mpi` pass buffers of any type to one interface;
-        // gfortran >= 10 rejects that without this flag.
-        cmd.emplace_back("-fallow-argument-mismatch");
-    }
+    cmd.insert(cmd.end(), req.dialect_flags.begin(), req.dialect_flags.end());
     cmd.insert(cmd.end(), req.args.begin(), req.args.end());
     if (req.version) {
         return cmd;

@@ -31,6 +31,9 @@ struct Request {
     bool linking = true; // false when -c, -S, -E, -M or -MM is given
     bool version = false; // -v alone: say who we are, then run compiler -v
     std::vector<std::string> args;
+    // Flags for the compiler's dialect, right after its name and ahead of
+    // the user's arguments (fortran_dialect.hpp); the caller fills them.
+    std::vector<std::string> dialect_flags;
 };
 
 class WrapperError : public std::runtime_error {

@@ -8,6 +8,7 @@
 #include "transport/recv/user_backend.hpp"
 
 #include <chrono>
+#include <cstdlib>
 
 namespace hashi::fi {
 
@@ -27,7 +28,8 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)),
       router_(self.addr, s.relays), peers_(s.chunk_size, router_), done_(b_, ops_),
       backend_(std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv)),
-      paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing)
+      paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing),
+      stats_dir_(std::getenv("FI_HASHI_STATS_DIR") != nullptr ? std::getenv("FI_HASHI_STATS_DIR") : "")
 {
     peers_.add_listener(this);
     peers_.add_listener(backend_.get());
@@ -51,6 +53,7 @@ bool engine::progress()
     });
     paths_.reap();
     liveness_progress(); // waiting.cpp
+    stats_progress(); // stats.cpp
     return moved;
 }
 

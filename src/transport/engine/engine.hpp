@@ -81,7 +81,7 @@ public:
     void on_av_insert(fi_addr_t index, const endpoint_address& a);
     // Delivers what is queued and says goodbye, bounded by the close timeout.
     void drain_and_close();
-    void write_stats() const; // stats.cpp
+    void write_stats() const; // stats.cpp, also every stats_period_ns from progress()
 
     const endpoint_identity& self() const noexcept { return self_; }
     bool random_key() const noexcept { return key_.is_random(); }
@@ -116,6 +116,10 @@ private:
     // Liveness (waiting.cpp): publish the peers this endpoint waits on, fail
     // those the liveness thread found silent.
     void liveness_progress();
+    // FI_HASHI_STATS_DIR: rewrites this endpoint's statistics file when
+    // stats_period_ns have passed, so a running job can be watched (stats.cpp).
+    void stats_progress();
+    static constexpr std::uint64_t stats_period_ns = 2'000'000'000;
     void apply_liveness_verdict(const endpoint_address::bytes& key, const std::string& why);
     std::vector<liveness_monitor::watched_peer> waited_peers() const;
 
@@ -138,6 +142,9 @@ private:
     // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.
     std::unique_ptr<liveness_monitor> liveness_;
     std::uint64_t next_liveness_scan_ns_ = 0; // monotonic_ns()
+    const std::string stats_dir_; // FI_HASHI_STATS_DIR, empty when unset
+    std::uint64_t next_stats_write_ns_ = 0; // monotonic_ns()
+    mutable bool stats_warned_ = false;
 };
 
 } // namespace hashi::fi
