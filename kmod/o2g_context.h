@@ -79,7 +79,6 @@ struct o2g_ring {
 	struct o2g_completion *entries;
 	u32 mask;
 	u32 head;		/* the module's copy; header->head follows it */
-	bool mapped;
 };
 
 /* A receive posted on a sockets context. */

@@ -45,7 +45,14 @@ struct o2g_socket {
 	struct file *file;	/* the socket's file, held while attached */
 	u64 source;
 	void (*saved_data_ready)(struct sock *sk);
-	struct work_struct rx_work;
+	struct delayed_work rx_work;	/* reads when the softirq may not */
+
+	/*
+	 * O2G_RX_DISPATCH is entered under the context lock, in the same
+	 * section that found no receive and no space, and kicks look for it
+	 * under that lock: a receive posted or space freed meanwhile always
+	 * finds the socket stopped, or the socket finds the receive or space.
+	 */
 
 	/* The parser: one reader at a time (see the top of this file). */
 	enum o2g_rx_state state;
@@ -55,8 +62,16 @@ struct o2g_socket {
 	u64 payload_done;
 	struct o2g_recv_slot *target;	/* O2G_RX_TO_RECV */
 	struct o2g_buffered *buffer;	/* O2G_RX_TO_BUFFER */
+	gfp_t gfp;		/* GFP_ATOMIC in the softirq, GFP_KERNEL in the worker */
 	bool ended;		/* the last event was pushed */
 };
+
+#define O2G_RETRY_DELAY (HZ / 100)	/* after a failed allocation */
+
+static void o2g_sock_schedule(struct o2g_socket *osk, unsigned long delay)
+{
+	queue_delayed_work(o2g_wq, &osk->rx_work, delay);
+}
 
 static enum o2g_engine o2g_frame_engine(const struct o2g_frame *f)
 {
@@ -171,29 +186,28 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 	}
 	room = ctx->unexpected_msgs < o2g_max_unexpected_msgs &&
 	       ctx->unexpected_bytes + msg.length <= o2g_max_unexpected_bytes;
-	if (room) {
-		/* Reserved now, so that two sockets cannot both take the last space. */
-		ctx->unexpected_msgs++;
-		ctx->unexpected_bytes += msg.length;
-	}
-	spin_unlock_bh(&ctx->lock);
 	if (!room) {
 		if (osk->state != O2G_RX_DISPATCH)
 			O2G_COUNT(backpressure);
-		osk->state = O2G_RX_DISPATCH;
+		osk->state = O2G_RX_DISPATCH;	/* under the lock: see o2g_socket */
+		spin_unlock_bh(&ctx->lock);
 		return false;
 	}
+	/* Reserved now, so that two sockets cannot both take the last space. */
+	ctx->unexpected_msgs++;
+	ctx->unexpected_bytes += msg.length;
+	spin_unlock_bh(&ctx->lock);
 
-	buffer = o2g_buffered_alloc(msg.length, GFP_ATOMIC);
+	buffer = o2g_buffered_alloc(msg.length, osk->gfp);
 	if (!buffer) {
 		O2G_COUNT(mem_fail);
 		spin_lock_bh(&ctx->lock);
 		ctx->unexpected_msgs--;
 		ctx->unexpected_bytes -= msg.length;
-		spin_unlock_bh(&ctx->lock);
-		/* Try again from the worker, where the allocation may sleep... later. */
 		osk->state = O2G_RX_DISPATCH;
-		queue_work(o2g_wq, &osk->rx_work);
+		spin_unlock_bh(&ctx->lock);
+		/* The worker tries again a little later, where it may sleep. */
+		o2g_sock_schedule(osk, O2G_RETRY_DELAY);
 		return false;
 	}
 	buffer->engine = engine;
@@ -289,11 +303,12 @@ static int o2g_sock_recv_actor(read_descriptor_t *desc, struct sk_buff *skb, uns
 }
 
 /* Reads what the socket has, as far as the parser may. One reader at a time. */
-static void o2g_sock_read(struct o2g_socket *osk)
+static void o2g_sock_read(struct o2g_socket *osk, gfp_t gfp)
 {
 	read_descriptor_t desc = { .arg.data = osk, .count = 1 };
 	struct sock *sk = osk->sk;
 
+	osk->gfp = gfp;
 	if (osk->state == O2G_RX_STOPPED)
 		return;
 	if (osk->state == O2G_RX_DISPATCH && !o2g_sock_dispatch(osk))
@@ -318,19 +333,19 @@ static void o2g_sock_data_ready(struct sock *sk)
 		 * at release_sock): the worker reads once it can lock it.
 		 */
 		if (sock_owned_by_user_nocheck(sk))
-			queue_work(o2g_wq, &osk->rx_work);
+			o2g_sock_schedule(osk, 0);
 		else
-			o2g_sock_read(osk);
+			o2g_sock_read(osk, GFP_ATOMIC);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
 static void o2g_sock_rx_work(struct work_struct *work)
 {
-	struct o2g_socket *osk = container_of(work, struct o2g_socket, rx_work);
+	struct o2g_socket *osk = container_of(to_delayed_work(work), struct o2g_socket, rx_work);
 
 	lock_sock(osk->sk);
-	o2g_sock_read(osk);
+	o2g_sock_read(osk, GFP_KERNEL);
 	release_sock(osk->sk);
 }
 
@@ -382,7 +397,7 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 	osk->sk = sk;
 	osk->file = file;
 	osk->source = a.source;
-	INIT_WORK(&osk->rx_work, o2g_sock_rx_work);
+	INIT_DELAYED_WORK(&osk->rx_work, o2g_sock_rx_work);
 	o2g_sock_next_frame(osk);
 
 	spin_lock_bh(&ctx->lock);
@@ -419,7 +434,7 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 	list_add_tail(&osk->link, &ctx->sockets);
 	O2G_COUNT(sockets);
 	/* Bytes that came before the callback was ours. */
-	queue_work(o2g_wq, &osk->rx_work);
+	o2g_sock_schedule(osk, 0);
 	return 0;
 
 fail:
@@ -439,7 +454,7 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 	sk->sk_user_data = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
 	/* No softirq reader can start now; wait for the worker. */
-	cancel_work_sync(&osk->rx_work);
+	cancel_delayed_work_sync(&osk->rx_work);
 
 	spin_lock_bh(&ctx->lock);
 	if (osk->state == O2G_RX_TO_RECV) {
@@ -488,7 +503,9 @@ void o2g_sock_kick_all(struct o2g_context *ctx)
 {
 	struct o2g_socket *osk;
 
+	spin_lock_bh(&ctx->lock);
 	list_for_each_entry(osk, &ctx->sockets, link)
-		if (READ_ONCE(osk->state) == O2G_RX_DISPATCH)
-			queue_work(o2g_wq, &osk->rx_work);
+		if (osk->state == O2G_RX_DISPATCH)
+			o2g_sock_schedule(osk, 0);
+	spin_unlock_bh(&ctx->lock);
 }
