@@ -69,6 +69,7 @@ static void o2g_pin_retire(struct o2g_pin_cache *cache, struct o2g_pin *pin, boo
 	list_move_tail(&pin->link, &cache->reap);
 }
 
+/* The system workqueue: process context, takes the context lock. */
 static void o2g_pin_reap(struct work_struct *work)
 {
 	struct o2g_pin_cache *cache = container_of(work, struct o2g_pin_cache, reap_work);
@@ -105,6 +106,7 @@ static void o2g_pin_invalidate(struct o2g_context *ctx, unsigned long start, uns
 		schedule_work(&cache->reap_work);
 }
 
+/* MMU notifier callbacks: may not sleep (a range may be non-blockable). */
 static int o2g_pin_invalidate_start(struct mmu_notifier *mn, const struct mmu_notifier_range *range)
 {
 	struct o2g_pin_cache *cache = container_of(mn, struct o2g_pin_cache, notifier);
@@ -139,6 +141,7 @@ static const struct mmu_notifier_ops o2g_pin_notifier_ops = {
 	.release = o2g_pin_mm_release,
 };
 
+/* At open. */
 void o2g_pin_cache_init(struct o2g_pin_cache *cache)
 {
 	INIT_LIST_HEAD(&cache->lru);

@@ -99,6 +99,7 @@ static bool o2g_ring_has_room(struct o2g_context *ctx)
 	return promised < o2g_ring_entries;
 }
 
+/* Pure: the user's receive, checked before anything is pinned. */
 static int o2g_recv_check(const struct o2g_recv *r)
 {
 	if (r->flags & ~O2G_RECV_FLAGS_ALL)
@@ -109,7 +110,7 @@ static int o2g_recv_check(const struct o2g_recv *r)
 	return 0;
 }
 
-/* The receive matched a buffered message at post time: copy it now. ioctl context. */
+/* The receive matched a buffered message at post time: copy it now. ioctl_mutex held, no lock. */
 static void o2g_recv_take_buffered(struct o2g_context *ctx, struct o2g_recv *r,
 				   struct o2g_recv_slot *slot, struct o2g_buffered *msg)
 {
@@ -128,6 +129,7 @@ static void o2g_recv_take_buffered(struct o2g_context *ctx, struct o2g_recv *r,
 	}
 }
 
+/* O2G_IOC_POST_RECV. ioctl_mutex held, in the context's own process. */
 long o2g_recv_post(struct o2g_context *ctx, void __user *arg)
 {
 	struct o2g_buffered *msg = NULL;
@@ -198,19 +200,22 @@ long o2g_recv_post(struct o2g_context *ctx, void __user *arg)
 	return copy_to_user(arg, &r, sizeof(r)) ? -EFAULT : 0;
 }
 
+/* O2G_IOC_CANCEL: a receive not matched yet leaves. ioctl_mutex held. */
 long o2g_recv_cancel(struct o2g_context *ctx, void __user *arg)
 {
 	struct o2g_posted *p;
+	struct o2g_matcher *m;
 	struct o2g_cancel c;
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	if (c.flags & ~O2G_RECV_FLAGS_ALL)
 		return -EINVAL;
+	m = &ctx->engines[c.flags & O2G_RECV_UNTAGGED ? O2G_UNTAGGED : O2G_TAGGED];
 	spin_lock_bh(&ctx->lock);
-	p = o2g_match_posted_by_cookie(&ctx->engines[c.flags & O2G_RECV_UNTAGGED ? 1 : 0], c.cookie);
+	p = o2g_match_posted_by_cookie(m, c.cookie);
 	if (p) {
-		o2g_match_unlink_posted(&ctx->engines[c.flags & O2G_RECV_UNTAGGED ? 1 : 0], p);
+		o2g_match_unlink_posted(m, p);
 		o2g_recv_free_slot(ctx, p->owner);
 	}
 	spin_unlock_bh(&ctx->lock);

@@ -14,6 +14,7 @@
 #include "o2g_context.h"
 #include "o2g_stats.h"
 
+/* At open, process context. */
 int o2g_ring_init(struct o2g_ring *ring)
 {
 	ring->memory = vmalloc_user(PAGE_ALIGN(O2G_RING_BYTES(o2g_ring_entries)));
@@ -28,6 +29,7 @@ int o2g_ring_init(struct o2g_ring *ring)
 	return 0;
 }
 
+/* At release: no mapping of the file is left (each holds a file reference). */
 void o2g_ring_free(struct o2g_ring *ring)
 {
 	vfree(ring->memory);

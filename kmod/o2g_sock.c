@@ -112,6 +112,7 @@ static void o2g_sock_event(struct o2g_socket *osk, u32 status)
 	o2g_ring_push(osk->ctx, &cqe);
 }
 
+/* The reader (socket lock held) stops for good; takes the context lock. */
 static void o2g_sock_stop(struct o2g_socket *osk, u32 status)
 {
 	spin_lock_bh(&osk->ctx->lock);
@@ -120,6 +121,7 @@ static void o2g_sock_stop(struct o2g_socket *osk, u32 status)
 	osk->state = O2G_RX_STOPPED;
 }
 
+/* The reader, or attach before the socket is ours. */
 static void o2g_sock_next_frame(struct o2g_socket *osk)
 {
 	osk->state = O2G_RX_HEADER;
@@ -129,7 +131,10 @@ static void o2g_sock_next_frame(struct o2g_socket *osk)
 	osk->buffer = NULL;
 }
 
-/* The payload is in: complete the receive, or queue (or match) the buffer. */
+/*
+ * The payload is in: complete the receive, or queue (or match) the buffer.
+ * The reader; takes the context lock.
+ */
 static void o2g_sock_frame_done(struct o2g_socket *osk)
 {
 	struct o2g_context *ctx = osk->ctx;
@@ -164,6 +169,7 @@ static void o2g_sock_frame_done(struct o2g_socket *osk)
 /*
  * A whole header: find where its payload goes. False when it must wait
  * (no receive and no unexpected space): the socket stops being read.
+ * The reader; takes the context lock.
  */
 static bool o2g_sock_dispatch(struct o2g_socket *osk)
 {
@@ -225,6 +231,7 @@ started:
 	return true;
 }
 
+/* The reader, with 56 header bytes in osk->header. */
 static void o2g_sock_header_done(struct o2g_socket *osk)
 {
 	O2G_COUNT(frames);
@@ -242,7 +249,11 @@ static void o2g_sock_header_done(struct o2g_socket *osk)
 	o2g_sock_stop(osk, EPROTO);
 }
 
-/* Payload bytes into the receive's pinned pages; beyond its length they are dropped. */
+/*
+ * Payload bytes into the receive's pinned pages; beyond its length they are
+ * dropped. The reader; no lock needed: the receive left the queue, it is
+ * this socket's alone until completed.
+ */
 static void o2g_sock_copy_to_recv(struct o2g_socket *osk, const struct sk_buff *skb, int offset,
 				  size_t n)
 {
@@ -262,7 +273,7 @@ static void o2g_sock_copy_to_recv(struct o2g_socket *osk, const struct sk_buff *
 	}
 }
 
-/* tcp_read_sock's actor: consumes up to len bytes of skb from offset. */
+/* tcp_read_sock's actor: consumes up to len bytes of skb from offset. The reader. */
 static int o2g_sock_recv_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int offset,
 			       size_t len)
 {
@@ -340,6 +351,7 @@ static void o2g_sock_data_ready(struct sock *sk)
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
+/* The worker: process context, takes the socket lock. */
 static void o2g_sock_rx_work(struct work_struct *work)
 {
 	struct o2g_socket *osk = container_of(to_delayed_work(work), struct o2g_socket, rx_work);
@@ -363,6 +375,7 @@ static int o2g_sock_check(struct sock *sk)
 	return 0;
 }
 
+/* O2G_IOC_ATTACH. ioctl_mutex held; takes the socket lock, then its callback lock. */
 long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 {
 	struct o2g_socket *osk;
@@ -473,6 +486,7 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 	O2G_SUB(sockets, 1);
 }
 
+/* O2G_IOC_DETACH. ioctl_mutex held. */
 long o2g_sock_detach(struct o2g_context *ctx, int fd)
 {
 	struct o2g_socket *osk;
@@ -492,6 +506,7 @@ long o2g_sock_detach(struct o2g_context *ctx, int fd)
 	return err;
 }
 
+/* At release: no ioctl can run any more. */
 void o2g_sock_detach_all(struct o2g_context *ctx)
 {
 	while (!list_empty(&ctx->sockets))

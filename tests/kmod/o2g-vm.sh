@@ -63,6 +63,15 @@ else
 fi
 ko=$mod_dir/o2g.ko
 modinfo -F vermagic "$ko" | grep -q "^$kver " || fail "o2g.ko's vermagic is not $kver"
+# modinfo: the license, the version dkms.conf packages, every parameter.
+want_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/kmod/dkms.conf")
+parms=$(modinfo -F parm "$ko" | cut -d: -f1 | sort | tr '\n' ' ')
+if [[ $(modinfo -F license "$ko") == GPL && $(modinfo -F version "$ko") == "$want_version" &&
+    $parms == "max_posted max_sockets max_unexpected_bytes max_unexpected_msgs pin_cache_pages ring_entries " ]]; then
+    echo "KMOD-CHECK modinfo-host PASS license GPL, version $want_version, parameters: $parms" >"$work/host-checks.txt"
+else
+    echo "KMOD-CHECK modinfo-host FAIL license '$(modinfo -F license "$ko")', version '$(modinfo -F version "$ko")' (dkms.conf: $want_version), parameters: $parms" >"$work/host-checks.txt"
+fi
 
 # 3. Static test programs, cached by the hash of their sources.
 prog_sources=(tests/kmod/o2g_device.hpp tests/kmod/o2g_match_check.cpp tests/kmod/o2g_socket_check.cpp
@@ -98,17 +107,17 @@ fi
 # host keeps no registration.
 dkms_out=$cache/build/dkms-$mod_hash
 if [[ -s $dkms_out/o2g.ko && -s $dkms_out/dkms.log ]]; then
-    echo "KMOD-CHECK dkms-build PASS $(tail -1 "$dkms_out/dkms.log") (cached by source hash)" >"$work/host-checks.txt"
+    echo "KMOD-CHECK dkms-add-build-install PASS $(tail -1 "$dkms_out/dkms.log") (cached by source hash)" >>"$work/host-checks.txt"
     lap "dkms build from the cache"
 else
     rm -rf "$dkms_out.tmp"
     mkdir -p "$dkms_out.tmp"
     if "$here/dkms-check.sh" "$top/kmod" "$kver" "$dkms_out.tmp" >"$dkms_out.tmp/dkms.log" 2>&1; then
-        echo "KMOD-CHECK dkms-build PASS $(tail -1 "$dkms_out.tmp/dkms.log")" >"$work/host-checks.txt"
+        echo "KMOD-CHECK dkms-add-build-install PASS $(tail -1 "$dkms_out.tmp/dkms.log")" >>"$work/host-checks.txt"
         rm -rf "$dkms_out"
         mv "$dkms_out.tmp" "$dkms_out"
     else
-        echo "KMOD-CHECK dkms-build FAIL $(tail -1 "$dkms_out.tmp/dkms.log")" >"$work/host-checks.txt"
+        echo "KMOD-CHECK dkms-add-build-install FAIL $(tail -1 "$dkms_out.tmp/dkms.log")" >>"$work/host-checks.txt"
         cat "$dkms_out.tmp/dkms.log" >&2
     fi
     lap "dkms build"
@@ -142,9 +151,9 @@ tr -d '\r' <"$work/guest.log" >"$work/guest.txt"
 cat "$work/host-checks.txt" >>"$work/checks.txt"
 grep '^KMOD-CHECK ' "$work/guest.txt" >>"$work/checks.txt" || true
 # The checks the guest must report (a check that never ran is a failure).
-for expected in dkms-build insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
+for expected in modinfo-host dkms-add-build-install insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
     posted-then-arrived unexpected-then-posted truncation untagged-engine ordering-wildcard \
-    backpressure pin-cache-hit bad-frame-stops-socket peer-close-event munmap-while-arriving \
+    backpressure pin-cache-hit bad-frame-stops-socket peer-close-event munmap-while-arriving poll-and-eventfd attach-refusals \
     kill-9-mid-transfer ioctl-fuzz stream-transfer rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean; do
     grep -q "^KMOD-CHECK $expected " "$work/checks.txt" ||
         echo "KMOD-CHECK $expected FAIL never reported (the guest stopped early? see $work/guest.log)" >>"$work/checks.txt"

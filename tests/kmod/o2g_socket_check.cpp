@@ -17,7 +17,9 @@
 #include <memory>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <span>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <vector>
@@ -554,6 +556,96 @@ std::string munmap_while_arriving()
     return "EFAULT completion, unmapped_delivery counted, pages unpinned, the next message delivered";
 }
 
+// A completion wakes poll() and signals the eventfd; nothing does before it.
+std::string poll_and_eventfd()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 4, 0, payload(4, 100));
+    });
+    context ctx;
+    ctx.map_ring();
+    ctx.attach(s.receiver(), peer_source);
+    const int ev = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    std::int32_t evfd = ev;
+    ctx.must(O2G_IOC_SET_EVENTFD, &evfd, "O2G_IOC_SET_EVENTFD");
+    if (ctx.call(O2G_IOC_SET_EVENTFD, &evfd) != -EBUSY)
+        throw test_failure("a second eventfd was not refused with EBUSY");
+    std::vector<std::uint8_t> buf(100);
+    o2g_recv r = make_recv(9, 4, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    pollfd p {ctx.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 0) != 0)
+        throw test_failure("poll() reports a completion before any message was sent");
+    std::uint64_t count = 0;
+    if (::read(ev, &count, sizeof count) != -1 || errno != EAGAIN)
+        throw test_failure("the eventfd was signalled before any message was sent");
+    s.go();
+    // Blocks until the completion: the wake-up is what is tested (the
+    // bound is a safety net).
+    const int ready = ::poll(&p, 1, 60000);
+    if (ready != 1 || !(p.revents & POLLIN))
+        throw test_failure("poll() did not report the completion (returned " + std::to_string(ready) + ")");
+    if (::read(ev, &count, sizeof count) != sizeof count || count != 1)
+        throw test_failure("the eventfd counts " + std::to_string(count) + " completions, expected 1");
+    expect_completion(must_complete(ctx, "the polled message"), 9, 4, 0, 100, 100, O2G_CQE_REMOTE_DATA);
+    p.revents = 0;
+    if (::poll(&p, 1, 0) != 0)
+        throw test_failure("poll() still reports a completion after the ring was drained");
+    ::close(ev);
+    s.join();
+    return "poll() woke with POLLIN, the eventfd counted 1, both quiet before and after";
+}
+
+// What may not be attached is refused with its own reason.
+std::string attach_refusals()
+{
+    auto attach_errno = [](context& ctx, int fd) {
+        o2g_attach a {};
+        a.fd = fd;
+        a.source = 1;
+        return -ctx.call(O2G_IOC_ATTACH, &a);
+    };
+    std::string seen;
+    auto expect = [&](const char* what, int got, int want) {
+        if (got != want)
+            throw test_failure(std::string(what) + ": " + (got ? o2g_test::errno_text(got) : "accepted") +
+                ", expected " + o2g_test::errno_text(want));
+        seen += std::string(seen.empty() ? "" : ", ") + what + " " + std::to_string(got);
+    };
+    context ctx;
+    int p[2];
+    if (::pipe(p))
+        throw test_failure("pipe");
+    expect("pipe", attach_errno(ctx, p[0]), ENOTSOCK);
+    const int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
+    expect("udp", attach_errno(ctx, udp), EPROTONOSUPPORT);
+    const int unconnected = ::socket(AF_INET, SOCK_STREAM, 0);
+    expect("unconnected-tcp", attach_errno(ctx, unconnected), ENOTCONN);
+    expect("closed-fd", attach_errno(ctx, 12345), EBADF);
+    expect("o2g-fd", attach_errno(ctx, ctx.fd()), ENOTSOCK);
+    auto [a, b] = tcp_pair();
+    expect("connected-tcp", attach_errno(ctx, a), 0);
+    expect("attached-twice", attach_errno(ctx, a), EBUSY);
+    context other;
+    expect("attached-elsewhere", attach_errno(other, a), EBUSY);
+    o2g_attach flags {};
+    flags.fd = b;
+    flags.flags = 1;
+    expect("unknown-flags", -ctx.call(O2G_IOC_ATTACH, &flags), EINVAL);
+    context matching;
+    o2g_match_op op {};
+    op.opcode = O2G_MATCH_DEPTH;
+    matching.must(O2G_IOC_MATCH, &op, "depth");
+    expect("attach-on-match-context", attach_errno(matching, b), EINVAL);
+    std::int32_t detach = a;
+    expect("detach", -ctx.call(O2G_IOC_DETACH, &detach), 0);
+    expect("detach-again", -ctx.call(O2G_IOC_DETACH, &detach), ENOENT);
+    for (int fd : {p[0], p[1], udp, unconnected, a, b})
+        ::close(fd);
+    return seen;
+}
+
 // A receiver that keeps 8 receives of `size` posted and reposts each as it
 // completes; a message that came first completes at its post.
 void receive_stream(context& ctx, int messages, std::size_t size, int ready_fd)
@@ -698,6 +790,8 @@ int run_all()
         {"bad-frame-stops-socket", bad_frames},
         {"peer-close-event", peer_close},
         {"munmap-while-arriving", munmap_while_arriving},
+        {"poll-and-eventfd", poll_and_eventfd},
+        {"attach-refusals", attach_refusals},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {

@@ -6,7 +6,9 @@
  * module: the ioctls of /dev/o2g, their argument structs, and the layout of
  * the completion ring mapped with mmap(). Every struct has a fixed size and
  * only naturally aligned __u32/__u64 fields, so 32- and 64-bit user space
- * agree; reserved fields must be zero (the module checks).
+ * agree; flags the module does not know are refused (EINVAL), and every
+ * ioctl number carries its struct's size, so a caller built against
+ * another layout gets ENOTTY.
  *
  * One open file of /dev/o2g is one context. A context is used either for
  * sockets (ATTACH, POST_RECV, CANCEL, the ring) or, for tests, to drive its
