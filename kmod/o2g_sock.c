@@ -43,6 +43,7 @@ struct o2g_socket {
 	struct o2g_context *ctx;
 	struct sock *sk;
 	struct file *file;	/* the socket's file, held while attached */
+	int fd;			/* as given to O2G_IOC_ATTACH: the events' cookie */
 	u64 source;
 	void (*saved_data_ready)(struct sock *sk);
 	struct delayed_work rx_work;	/* reads when the softirq may not */
@@ -107,8 +108,8 @@ static void o2g_sock_event(struct o2g_socket *osk, u32 status)
 		return;
 	osk->ended = true;
 	O2G_COUNT(stream_errors);
-	/* The file is the socket's identity: its fd number may be reused. */
-	cqe.cookie = (u64)(unsigned long)osk->file;
+	/* What user space named the socket with (never a kernel address). */
+	cqe.cookie = (u32)osk->fd;
 	o2g_ring_push(osk->ctx, &cqe);
 }
 
@@ -409,6 +410,7 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 	osk->ctx = ctx;
 	osk->sk = sk;
 	osk->file = file;
+	osk->fd = a.fd;
 	osk->source = a.source;
 	INIT_DELAYED_WORK(&osk->rx_work, o2g_sock_rx_work);
 	o2g_sock_next_frame(osk);

@@ -507,7 +507,8 @@ std::string peer_close()
     s.go();
     expect_completion(must_complete(ctx, "the last message"), 5, 3, 0, 1000, 1000, O2G_CQE_REMOTE_DATA);
     const o2g_completion c = must_complete(ctx, "the end of the stream");
-    if (!(c.flags & O2G_CQE_SOCKET) || c.status != ECONNRESET || c.source != peer_source)
+    if (!(c.flags & O2G_CQE_SOCKET) || c.status != ECONNRESET || c.source != peer_source ||
+        c.cookie != static_cast<std::uint64_t>(s.receiver()))
         throw test_failure("expected a socket event with ECONNRESET, got " + describe(c));
     s.join();
     return "message delivered, then one ECONNRESET socket event";
@@ -556,12 +557,87 @@ std::string munmap_while_arriving()
     return "EFAULT completion, unmapped_delivery counted, pages unpinned, the next message delivered";
 }
 
+// Eight peers on eight sockets into one context, with wildcard and directed
+// receives: every message lands whole, and each peer's messages in its order.
+std::string many_peers()
+{
+    constexpr int peers = 8, per_peer = 16;
+    auto size_of = [](int peer, int k) { return static_cast<std::size_t>(1 + (peer * 7919 + k * 104729) % 70000); };
+    std::vector<std::unique_ptr<sender>> senders;
+    for (int p = 0; p < peers; ++p)
+        senders.push_back(std::make_unique<sender>([p, size_of](int sock, const auto& wait_go) {
+            wait_go();
+            for (int k = 0; k < per_peer; ++k)
+                send_frame(sock, frame_type::tagged, 1, p * 1000 + k, payload(p * 1000 + k, size_of(p, k)));
+        }));
+    context ctx;
+    ctx.map_ring();
+    for (int p = 0; p < peers; ++p)
+        ctx.attach(senders[p]->receiver(), 100 + p);
+    // Even peers are received with directed receives, odd ones with
+    // wildcards: a wildcard takes whichever message comes first.
+    constexpr std::size_t cap = 70000;
+    std::vector<std::vector<std::uint8_t>> bufs(peers * per_peer, std::vector<std::uint8_t>(cap));
+    int next_buf = 0;
+    for (int p = 0; p < peers; p += 2)
+        for (int k = 0; k < per_peer; ++k) {
+            o2g_recv r = make_recv(next_buf, 1, bufs[next_buf].data(), cap, 100 + p);
+            ctx.must(O2G_IOC_POST_RECV, &r, "post");
+            ++next_buf;
+        }
+    for (int k = 0; k < peers / 2 * per_peer; ++k) {
+        o2g_recv r = make_recv(next_buf, 1, bufs[next_buf].data(), cap, O2G_ANY_SOURCE);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        ++next_buf;
+    }
+    for (auto& s : senders)
+        s->go();
+    std::vector<int> seen(peers, 0); // messages received from each peer, in order
+    int ended = 0;
+    for (int n = 0; n < peers * per_peer + peers; ++n) {
+        const o2g_completion c = must_complete(ctx, "a message from one of eight peers");
+        const int p = static_cast<int>(c.source) - 100;
+        if (p < 0 || p >= peers)
+            throw test_failure("completion from an unknown peer: " + describe(c));
+        if (c.flags & O2G_CQE_SOCKET) {
+            // A peer's end comes after all its messages, on its own socket.
+            if (c.status != ECONNRESET || seen[p] != per_peer ||
+                c.cookie != static_cast<std::uint64_t>(senders[p]->receiver()))
+                throw test_failure("peer " + std::to_string(p) + " ended after " + std::to_string(seen[p]) +
+                    " messages: " + describe(c));
+            ++ended;
+            continue;
+        }
+        if (c.status != 0)
+            throw test_failure("completion with an error: " + describe(c));
+        const int k = seen[p]++;
+        const std::uint64_t seed = p * 1000 + k;
+        if (c.data != seed)
+            throw test_failure("peer " + std::to_string(p) + ": message " + std::to_string(c.data % 1000) +
+                " came where message " + std::to_string(k) + " was due");
+        const bool directed = c.cookie < static_cast<std::uint64_t>(peers / 2 * per_peer);
+        if (directed != (p % 2 == 0))
+            throw test_failure("peer " + std::to_string(p) + "'s message took receive " + std::to_string(c.cookie));
+        if (c.length != size_of(p, k) || c.received != c.length)
+            throw test_failure("wrong length: " + describe(c));
+        if (auto e = check_bytes(bufs[c.cookie].data(), c.length, seed); !e.empty())
+            throw test_failure("peer " + std::to_string(p) + " message " + std::to_string(k) + ": " + e);
+    }
+    for (auto& s : senders)
+        s->join();
+    if (ended != peers)
+        throw test_failure(std::to_string(ended) + " of " + std::to_string(peers) + " peers' ends reported");
+    return std::to_string(peers) + " sockets x " + std::to_string(per_peer) +
+        " messages, directed and wildcard, each peer in order, byte for byte, each end after its messages";
+}
+
 // A completion wakes poll() and signals the eventfd; nothing does before it.
 std::string poll_and_eventfd()
 {
     sender s([](int sock, const auto& wait_go) {
         wait_go();
         send_frame(sock, frame_type::tagged, 4, 0, payload(4, 100));
+        wait_go(); // closing would be a second completion (the end of the stream)
     });
     context ctx;
     ctx.map_ring();
@@ -593,6 +669,7 @@ std::string poll_and_eventfd()
     if (::poll(&p, 1, 0) != 0)
         throw test_failure("poll() still reports a completion after the ring was drained");
     ::close(ev);
+    s.go();
     s.join();
     return "poll() woke with POLLIN, the eventfd counted 1, both quiet before and after";
 }
@@ -791,6 +868,7 @@ int run_all()
         {"peer-close-event", peer_close},
         {"munmap-while-arriving", munmap_while_arriving},
         {"poll-and-eventfd", poll_and_eventfd},
+        {"many-peers", many_peers},
         {"attach-refusals", attach_refusals},
     };
     int failures = 0;

@@ -114,7 +114,8 @@ struct o2g_attach {
 /* o2g_completion.flags */
 #define O2G_CQE_TRUNCATED	(1u << 0) /* the message was longer than the buffer */
 #define O2G_CQE_UNTAGGED	(1u << 1) /* from the untagged engine */
-#define O2G_CQE_SOCKET		(1u << 2) /* a socket event: cookie is the fd, status why */
+#define O2G_CQE_SOCKET		(1u << 2) /* a socket event: cookie is the fd given to
+					   * O2G_IOC_ATTACH, source its source, status why */
 #define O2G_CQE_REMOTE_DATA	(1u << 3) /* data carries remote CQ data */
 
 /*
