@@ -53,6 +53,9 @@ static int o2g_open(struct inode *inode, struct file *file)
 	struct o2g_context *ctx;
 	int err;
 
+	/* A context belongs to a process's address space; kernel threads have none. */
+	if (!current->mm)
+		return -EPERM;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx) {
 		O2G_COUNT(mem_fail);

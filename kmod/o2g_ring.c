@@ -67,7 +67,7 @@ void o2g_ring_push(struct o2g_context *ctx, const struct o2g_completion *cqe)
 		eventfd_signal(ctx->eventfd, 1);
 }
 
-/* ioctl_mutex held: one mapping of the whole ring, from offset 0. */
+/* ioctl_mutex held: a shared, non-executable mapping of the whole ring, from offset 0. */
 int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma)
 {
 	unsigned long size = vma->vm_end - vma->vm_start;
@@ -76,6 +76,9 @@ int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vma->vm_flags &= ~VM_MAYEXEC;
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
 	return remap_vmalloc_range(vma, ring->memory, 0);
 }

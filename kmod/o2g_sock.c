@@ -470,6 +470,9 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 	write_unlock_bh(&sk->sk_callback_lock);
 	/* No softirq reader can start now; wait for the worker. */
 	cancel_delayed_work_sync(&osk->rx_work);
+	/* Bytes the module left in the socket are user space's again: wake its readers. */
+	if (!skb_queue_empty_lockless(&sk->sk_receive_queue))
+		osk->saved_data_ready(sk);
 
 	spin_lock_bh(&ctx->lock);
 	if (osk->state == O2G_RX_TO_RECV) {

@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <csignal>
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -674,6 +675,57 @@ std::string poll_and_eventfd()
     return "poll() woke with POLLIN, the eventfd counted 1, both quiet before and after";
 }
 
+// Detaching between frames gives the socket back: the next frame's bytes
+// are the process's to read, and a blocking recv() is woken for them.
+std::string detach_gives_socket_back()
+{
+    sender s([](int sock, const auto& wait_go) {
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 3000));
+        wait_go();
+        send_frame(sock, frame_type::tagged, 2, 0, payload(2, 3000));
+        wait_go();
+    });
+    context ctx;
+    ctx.map_ring();
+    ctx.attach(s.receiver(), peer_source);
+    std::vector<std::uint8_t> buf(3000);
+    o2g_recv r = make_recv(1, 1, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    if (r.result != O2G_RESULT_MATCH) {
+        expect_completion(must_complete(ctx, "the message before detaching"), 1, 1, 0, 3000, 3000, O2G_CQE_REMOTE_DATA);
+    }
+    std::int32_t fd = s.receiver();
+    ctx.must(O2G_IOC_DETACH, &fd, "O2G_IOC_DETACH");
+    if (ctx.stats().module.sockets != 0)
+        throw test_failure("the module still counts an attached socket");
+    // Blocks in recv() before the bytes exist (bounded by a receive timeout).
+    timeval tv {60, 0};
+    ::setsockopt(s.receiver(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    s.go();
+    hashi::wire::frame_header h;
+    h.type = frame_type::tagged;
+    h.flags = hashi::wire::flag_remote_data;
+    h.length = 3000;
+    h.tag = 2;
+    const auto header = hashi::wire::encode_header(h);
+    std::vector<std::uint8_t> got(header.size() + 3000);
+    std::size_t have = 0;
+    while (have < got.size()) {
+        const ssize_t n = ::recv(s.receiver(), got.data() + have, got.size() - have, 0);
+        if (n <= 0)
+            throw test_failure("recv() after detaching: " + (n == 0 ? std::string("end of stream") : o2g_test::errno_text(errno)) +
+                " after " + std::to_string(have) + " bytes");
+        have += static_cast<std::size_t>(n);
+    }
+    if (!std::equal(header.begin(), header.end(), got.begin()))
+        throw test_failure("the frame header read after detaching is not the one sent");
+    if (auto e = check_bytes(got.data() + header.size(), 3000, 2); !e.empty())
+        throw test_failure("the payload read after detaching: " + e);
+    s.go();
+    s.join();
+    return "first frame through the module, the second read whole by recv() after detaching";
+}
+
 // What may not be attached is refused with its own reason.
 std::string attach_refusals()
 {
@@ -869,6 +921,7 @@ int run_all()
         {"munmap-while-arriving", munmap_while_arriving},
         {"poll-and-eventfd", poll_and_eventfd},
         {"many-peers", many_peers},
+        {"detach-gives-socket-back", detach_gives_socket_back},
         {"attach-refusals", attach_refusals},
     };
     int failures = 0;
