@@ -172,6 +172,13 @@ private:
     int go_ = -1;
 };
 
+// The usual start: the ring mapped, the receiving end of the sender's connection attached.
+void take_over(context& ctx, const sender& s)
+{
+    ctx.map_ring();
+    ctx.attach(s.receiver(), peer_source);
+}
+
 o2g_recv make_recv(std::uint64_t cookie, std::uint64_t tag, void* buf, std::size_t len, std::uint64_t source = peer_source)
 {
     o2g_recv r {};
@@ -220,8 +227,7 @@ std::string posted_then_arrived()
             send_frame(sock, frame_type::tagged, i, 500 + i, payload(i, sizes[i]));
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::vector<std::uint8_t>> bufs;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
         bufs.emplace_back(sizes[i] + 1, 0xee);
@@ -251,8 +257,7 @@ std::string unexpected_then_posted()
             send_frame(sock, frame_type::tagged, 100 + i, 900 + i, payload(100 + i, sizes[i]));
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     if (!eventually([&] { return ctx.stats().unexpected == sizes.size(); }))
         throw test_failure("the module holds " + std::to_string(ctx.stats().unexpected) + " unexpected messages, sent " +
             std::to_string(sizes.size()));
@@ -283,8 +288,7 @@ std::string truncation()
         send_frame(sock, frame_type::tagged, 1, 0, payload(1, 5000)); // posted
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::uint8_t> a(1100, 0xee), b(200, 0xee);
     if (!eventually([&] { return ctx.stats().unexpected == 1; }))
         throw test_failure("the first message never became unexpected");
@@ -321,8 +325,7 @@ std::string untagged_engine()
         send_frame(sock, frame_type::tagged, 0, 2, payload(31, 64));
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::uint8_t> t(64), u(64);
     o2g_recv rt = make_recv(10, 0, t.data(), t.size()); // tagged, tag 0: posted first
     o2g_recv ru = make_recv(11, 0, u.data(), u.size());
@@ -348,8 +351,7 @@ std::string ordering_wildcard()
             send_frame(sock, frame_type::tagged, 5, 40 + i, payload(40 + i, 10));
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::vector<std::uint8_t>> bufs(4, std::vector<std::uint8_t>(10));
     o2g_recv r[4] = {make_recv(1, 5, bufs[0].data(), 10, O2G_ANY_SOURCE), make_recv(2, 5, bufs[1].data(), 10),
         make_recv(3, 6, bufs[2].data(), 10, O2G_ANY_SOURCE), make_recv(4, 0, bufs[3].data(), 10, O2G_ANY_SOURCE)};
@@ -426,8 +428,7 @@ std::string pin_cache_hit()
         }
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     // Page-aligned, so the buffer is exactly 16 pages.
     std::unique_ptr<std::uint8_t, decltype(&std::free)> mem(
         static_cast<std::uint8_t*>(std::aligned_alloc(4096, 65536)), &std::free);
@@ -500,8 +501,7 @@ std::string peer_close()
         ::shutdown(sock, SHUT_WR);
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::uint8_t> buf(1000);
     o2g_recv r = make_recv(5, 3, buf.data(), buf.size());
     ctx.must(O2G_IOC_POST_RECV, &r, "post");
@@ -526,8 +526,7 @@ std::string munmap_while_arriving()
         send_frame(sock, frame_type::tagged, 2, 0, payload(2, 4096));
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     void* buf = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buf == MAP_FAILED)
         throw test_failure("mmap: " + o2g_test::errno_text(errno));
@@ -641,8 +640,7 @@ std::string poll_and_eventfd()
         wait_go(); // closing would be a second completion (the end of the stream)
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     const int ev = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     std::int32_t evfd = ev;
     ctx.must(O2G_IOC_SET_EVENTFD, &evfd, "O2G_IOC_SET_EVENTFD");
@@ -686,8 +684,7 @@ std::string detach_gives_socket_back()
         wait_go();
     });
     context ctx;
-    ctx.map_ring();
-    ctx.attach(s.receiver(), peer_source);
+    take_over(ctx, s);
     std::vector<std::uint8_t> buf(3000);
     o2g_recv r = make_recv(1, 1, buf.data(), buf.size());
     ctx.must(O2G_IOC_POST_RECV, &r, "post");
