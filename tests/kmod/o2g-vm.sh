@@ -28,7 +28,7 @@ t0=$(date +%s.%N)
 lap() { awk -v a="$t0" -v b="$(date +%s.%N)" -v m="$*" 'BEGIN { printf "o2g-vm: [%5.1f s] %s\n", b - a, m }'; }
 fail() { echo "o2g-vm: FAIL: $*" >&2; exit 1; }
 
-for tool in qemu-system-x86_64 busybox cpio g++ make dpkg-deb apt-get depmod python3 dkms; do
+for tool in qemu-system-x86_64 busybox cpio g++ make dpkg-deb apt-get depmod python3 dkms dpkg-buildpackage dh_dkms; do
     command -v "$tool" >/dev/null || fail "$tool is missing; run scripts/install-deps"
 done
 [[ -e /bin/busybox ]] && file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' ||
@@ -42,7 +42,7 @@ kdir=/lib/modules/$kver/build
 lap "guest kernel $kver"
 
 # 2. The module, cached by the hash of its sources and the kernel.
-mod_hash=$( (cd "$top/kmod" && find . -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile -o -name dkms.conf \) \
+mod_hash=$( (cd "$top/kmod" && find . -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile -o -name dkms.conf -o -name '*.sh' \) \
     -print0 | sort -z | xargs -0 sha256sum; echo "$kver") | sha256sum | cut -c1-16)
 mod_dir=$cache/build/o2g-$mod_hash
 if [[ ! -s $mod_dir/o2g.ko ]]; then
@@ -123,6 +123,26 @@ else
     lap "dkms build"
 fi
 
+# 4b. The Debian package (hashi-o2g-dkms): built, installed (DKMS builds
+# and installs the module for $kver), purged; cached like the builds.
+deb_out=$cache/build/deb-$mod_hash
+if [[ -s $deb_out/deb.log ]]; then
+    echo "KMOD-CHECK dkms-deb PASS $(tail -1 "$deb_out/deb.log") (cached by source hash)" >>"$work/host-checks.txt"
+    lap "dkms package from the cache"
+else
+    rm -rf "$deb_out.tmp"
+    mkdir -p "$deb_out.tmp"
+    if "$here/deb-check.sh" "$kver" "$deb_out.tmp" >"$deb_out.tmp/deb.log" 2>&1; then
+        echo "KMOD-CHECK dkms-deb PASS $(tail -1 "$deb_out.tmp/deb.log")" >>"$work/host-checks.txt"
+        rm -rf "$deb_out"
+        mv "$deb_out.tmp" "$deb_out"
+    else
+        echo "KMOD-CHECK dkms-deb FAIL $(tail -1 "$deb_out.tmp/deb.log")" >>"$work/host-checks.txt"
+        cat "$deb_out.tmp/deb.log" >&2
+    fi
+    lap "dkms package built, installed, purged"
+fi
+
 # 5. The initramfs: busybox, the module, the programs, the vectors, /init.
 root=$work/initrd
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,run,etc}
@@ -151,7 +171,7 @@ tr -d '\r' <"$work/guest.log" >"$work/guest.txt"
 cat "$work/host-checks.txt" >>"$work/checks.txt"
 grep '^KMOD-CHECK ' "$work/guest.txt" >>"$work/checks.txt" || true
 # The checks the guest must report (a check that never ran is a failure).
-for expected in modinfo-host dkms-add-build-install insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
+for expected in modinfo-host dkms-add-build-install dkms-deb insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
     posted-then-arrived unexpected-then-posted truncation untagged-engine ordering-wildcard \
     backpressure pin-cache-hit bad-frame-stops-socket peer-close-event munmap-while-arriving poll-and-eventfd many-peers detach-gives-socket-back attach-refusals \
     kill-9-mid-transfer ioctl-fuzz stream-transfer rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean; do
