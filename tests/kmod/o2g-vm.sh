@@ -101,47 +101,37 @@ else
     lap "test programs from the cache"
 fi
 
-# 4. DKMS: the same source as a DKMS package, built for $kver (not the
-# host's running kernel), cached by the same hash as the Kbuild build. The
-# tree is registered under a per-run version and removed again, so the
-# host keeps no registration.
+# 4. Host checks that build or install something, run once per source
+# hash: NAME, the cache directory, then the command, which gets a fresh
+# directory as its last argument and prints its detail on its last line.
+cached_check() {
+    local name=$1 dir=$2
+    shift 2
+    if [[ -s $dir/check.log ]]; then
+        echo "KMOD-CHECK $name PASS $(tail -1 "$dir/check.log") (cached by source hash)" >>"$work/host-checks.txt"
+        lap "$name: from the cache"
+        return
+    fi
+    rm -rf "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    if "$@" "$dir.tmp" >"$dir.tmp/check.log" 2>&1; then
+        echo "KMOD-CHECK $name PASS $(tail -1 "$dir.tmp/check.log")" >>"$work/host-checks.txt"
+        rm -rf "$dir"
+        mv "$dir.tmp" "$dir"
+    else
+        echo "KMOD-CHECK $name FAIL $(tail -1 "$dir.tmp/check.log")" >>"$work/host-checks.txt"
+        cat "$dir.tmp/check.log" >&2
+    fi
+    lap "$name"
+}
+# DKMS: the same source as a DKMS tree, added, built and installed for
+# $kver (not the host's running kernel) under a per-run version, then
+# removed, so the host keeps no registration.
 dkms_out=$cache/build/dkms-$mod_hash
-if [[ -s $dkms_out/o2g.ko && -s $dkms_out/dkms.log ]]; then
-    echo "KMOD-CHECK dkms-add-build-install PASS $(tail -1 "$dkms_out/dkms.log") (cached by source hash)" >>"$work/host-checks.txt"
-    lap "dkms build from the cache"
-else
-    rm -rf "$dkms_out.tmp"
-    mkdir -p "$dkms_out.tmp"
-    if "$here/dkms-check.sh" "$top/kmod" "$kver" "$dkms_out.tmp" >"$dkms_out.tmp/dkms.log" 2>&1; then
-        echo "KMOD-CHECK dkms-add-build-install PASS $(tail -1 "$dkms_out.tmp/dkms.log")" >>"$work/host-checks.txt"
-        rm -rf "$dkms_out"
-        mv "$dkms_out.tmp" "$dkms_out"
-    else
-        echo "KMOD-CHECK dkms-add-build-install FAIL $(tail -1 "$dkms_out.tmp/dkms.log")" >>"$work/host-checks.txt"
-        cat "$dkms_out.tmp/dkms.log" >&2
-    fi
-    lap "dkms build"
-fi
-
-# 4b. The Debian package (hashi-o2g-dkms): built, installed (DKMS builds
-# and installs the module for $kver), purged; cached like the builds.
-deb_out=$cache/build/deb-$mod_hash
-if [[ -s $deb_out/deb.log ]]; then
-    echo "KMOD-CHECK dkms-deb PASS $(tail -1 "$deb_out/deb.log") (cached by source hash)" >>"$work/host-checks.txt"
-    lap "dkms package from the cache"
-else
-    rm -rf "$deb_out.tmp"
-    mkdir -p "$deb_out.tmp"
-    if "$here/deb-check.sh" "$kver" "$deb_out.tmp" >"$deb_out.tmp/deb.log" 2>&1; then
-        echo "KMOD-CHECK dkms-deb PASS $(tail -1 "$deb_out.tmp/deb.log")" >>"$work/host-checks.txt"
-        rm -rf "$deb_out"
-        mv "$deb_out.tmp" "$deb_out"
-    else
-        echo "KMOD-CHECK dkms-deb FAIL $(tail -1 "$deb_out.tmp/deb.log")" >>"$work/host-checks.txt"
-        cat "$deb_out.tmp/deb.log" >&2
-    fi
-    lap "dkms package built, installed, purged"
-fi
+cached_check dkms-add-build-install "$dkms_out" "$here/dkms-check.sh" "$top/kmod" "$kver"
+# The Debian package (hashi-o2g-dkms): built, installed (DKMS builds and
+# installs the module for $kver), purged.
+cached_check dkms-deb "$cache/build/deb-$mod_hash" "$here/deb-check.sh" "$kver"
 
 # 5. The initramfs: busybox, the module, the programs, the vectors, /init.
 root=$work/initrd
