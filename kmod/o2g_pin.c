@@ -21,7 +21,9 @@
  * Locking: the context lock guards the lists and counts; pinning and
  * unpinning happen outside it in process context.
  */
+#include <linux/backing-dev.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb_inline.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
@@ -185,11 +187,40 @@ static bool o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 	return cache->pinned_pages + npages <= o2g_pin_cache_pages;
 }
 
-/* Pins [start, +npages) of the caller's mm. Process context, no lock. */
+/*
+ * May the module write into [start, end) behind the process's back?
+ * Anonymous memory, tmpfs/shmem and hugetlbfs: yes. Pages of a file that
+ * the kernel writes back: no, since writing into them while pinned races
+ * with writeback (EOPNOTSUPP: the caller receives there itself). I/O and
+ * PFN mappings have no pages to pin. mmap_lock held for reading.
+ */
+static int o2g_pin_check_memory(struct mm_struct *mm, unsigned long start, unsigned long end)
+{
+	struct vm_area_struct *vma;
+
+	while (start < end) {
+		vma = vma_lookup(mm, start);
+		if (!vma || (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+			return -EFAULT;
+		if (vma->vm_file && !is_vm_hugetlb_page(vma) &&
+		    mapping_can_writeback(vma->vm_file->f_mapping))
+			return -EOPNOTSUPP;
+		start = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Pins [start, +npages) of the caller's mm, checked and pinned under one
+ * hold of mmap_lock so the mapping cannot change in between. Process
+ * context, no other lock.
+ */
 static struct o2g_pin *o2g_pin_new(unsigned long start, unsigned long npages)
 {
+	struct mm_struct *mm = current->mm;
 	struct o2g_pin *pin;
 	long pinned;
+	int err;
 
 	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
 	if (!pin)
@@ -201,17 +232,28 @@ static struct o2g_pin *o2g_pin_new(unsigned long start, unsigned long npages)
 	}
 	pin->start = start;
 	pin->npages = npages;
-	pinned = pin_user_pages_fast(start, npages, FOLL_WRITE | FOLL_LONGTERM, pin->pages);
-	if (pinned != npages) {
+	if (mmap_read_lock_killable(mm)) {
+		err = -EINTR;
+		goto failed;
+	}
+	err = o2g_pin_check_memory(mm, start, start + (npages << PAGE_SHIFT));
+	pinned = err ? 0 : pin_user_pages(start, npages, FOLL_WRITE | FOLL_LONGTERM, pin->pages, NULL);
+	mmap_read_unlock(mm);
+	if (!err && pinned != npages) {
 		if (pinned > 0)
 			unpin_user_pages(pin->pages, pinned);
-		kvfree(pin->pages);
-		kfree(pin);
-		O2G_COUNT(pin_fail);
-		return ERR_PTR(-EFAULT);
+		err = pinned < 0 ? pinned : -EFAULT;
 	}
+	if (err)
+		goto failed;
 	O2G_ADD(pinned_pages, npages);
 	return pin;
+
+failed:
+	kvfree(pin->pages);
+	kfree(pin);
+	O2G_COUNT(pin_fail);
+	return ERR_PTR(err);
 
 no_memory:
 	O2G_COUNT(mem_fail);

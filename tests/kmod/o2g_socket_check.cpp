@@ -673,6 +673,65 @@ std::string poll_and_eventfd()
     return "poll() woke with POLLIN, the eventfd counted 1, both quiet before and after";
 }
 
+// Receive buffers in every kind of memory a process may post: anonymous
+// shared memory and a tmpfs file are written into; read-only and unmapped
+// memory are refused at post, with nothing left pinned.
+std::string memory_kinds()
+{
+    constexpr std::size_t size = 64 * 1024;
+    sender s([](int sock, const auto& wait_go) {
+        for (int i = 0; i < 2; ++i) {
+            wait_go();
+            send_frame(sock, frame_type::tagged, 20 + i, 0, payload(20 + i, size));
+        }
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int file = ::open("/tmp/o2g-receive-buffer", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (file < 0 || ::ftruncate(file, size))
+        throw test_failure("a tmpfs file: " + o2g_test::errno_text(errno));
+    void* kinds[2] = {
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0),
+    };
+    const char* names[2] = {"shared anonymous memory", "a tmpfs file"};
+    for (int i = 0; i < 2; ++i) {
+        if (kinds[i] == MAP_FAILED)
+            throw test_failure(std::string("mmap of ") + names[i] + ": " + o2g_test::errno_text(errno));
+        o2g_recv r = make_recv(20 + i, 20 + i, kinds[i], size);
+        if (int e = ctx.call(O2G_IOC_POST_RECV, &r); e < 0)
+            throw test_failure(std::string("a receive into ") + names[i] + " was refused: " + o2g_test::errno_text(-e));
+        s.go();
+        expect_completion(must_complete(ctx, names[i]), 20 + i, 20 + i, 0, size, size, O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(static_cast<std::uint8_t*>(kinds[i]), size, 20 + i); !e.empty())
+            throw test_failure(std::string(names[i]) + ": " + e);
+    }
+    std::vector<std::uint8_t> from_file(size);
+    if (::pread(file, from_file.data(), size, 0) != static_cast<ssize_t>(size) ||
+        !check_bytes(from_file.data(), size, 21).empty())
+        throw test_failure("the tmpfs file does not hold what was received into its mapping");
+    const std::uint64_t pinned = ctx.stats().pinned_pages;
+    void* read_only = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    o2g_recv ro = make_recv(30, 30, read_only, size);
+    const int ro_errno = -ctx.call(O2G_IOC_POST_RECV, &ro);
+    void* gone = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ::munmap(gone, size);
+    o2g_recv un = make_recv(31, 31, gone, size);
+    const int un_errno = -ctx.call(O2G_IOC_POST_RECV, &un);
+    if (ro_errno != EFAULT || un_errno != EFAULT)
+        throw test_failure("read-only memory: " + o2g_test::errno_text(ro_errno) + ", unmapped memory: " +
+            o2g_test::errno_text(un_errno) + " (both should be EFAULT)");
+    if (ctx.stats().posted != 0 || ctx.stats().pinned_pages != pinned)
+        throw test_failure("a refused receive stayed posted or left pages pinned");
+    for (void* m : kinds)
+        ::munmap(m, size);
+    ::munmap(read_only, size);
+    ::close(file);
+    ::unlink("/tmp/o2g-receive-buffer");
+    s.join();
+    return "shared anonymous memory and a tmpfs file received into; read-only and unmapped memory refused with EFAULT";
+}
+
 // Detaching between frames gives the socket back: the next frame's bytes
 // are the process's to read, and a blocking recv() is woken for them.
 std::string detach_gives_socket_back()
@@ -918,6 +977,7 @@ int run_all()
         {"munmap-while-arriving", munmap_while_arriving},
         {"poll-and-eventfd", poll_and_eventfd},
         {"many-peers", many_peers},
+        {"memory-kinds", memory_kinds},
         {"detach-gives-socket-back", detach_gives_socket_back},
         {"attach-refusals", attach_refusals},
     };
