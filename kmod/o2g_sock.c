@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Attached sockets: the module takes over a connected TCP socket's
- * sk_data_ready (as net/kcm and net/strparser do), cuts the byte stream
+ * sk_data_ready and sk_state_change (as net/kcm and net/strparser do), cuts the byte stream
  * into frames, matches each eager message as its header arrives and copies
  * the payload from the skbs straight into the posted receive's pinned pages,
  * or, when nothing is posted, into a bounded unexpected buffer. When that
@@ -46,6 +46,7 @@ struct o2g_socket {
 	int fd;			/* as given to O2G_IOC_ATTACH: the events' cookie */
 	u64 source;
 	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk); /* a reset calls only this */
 	struct delayed_work rx_work;	/* reads when the softirq may not */
 
 	/*
@@ -326,7 +327,10 @@ static void o2g_sock_read(struct o2g_socket *osk, gfp_t gfp)
 	if (osk->state == O2G_RX_DISPATCH && !o2g_sock_dispatch(osk))
 		return;
 	tcp_read_sock(sk, &desc, o2g_sock_recv_actor);
-	/* The peer is done and every byte it sent was taken: the stream ended. */
+	/*
+	 * The peer is done (FIN) or gone (a reset sets RCV_SHUTDOWN too), and
+	 * every byte that came was taken: the stream ended.
+	 */
 	if (osk->state != O2G_RX_STOPPED && (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) &&
 	    skb_queue_empty_lockless(&sk->sk_receive_queue))
 		o2g_sock_stop(osk, ECONNRESET);
@@ -344,6 +348,27 @@ static void o2g_sock_data_ready(struct sock *sk)
 		 * A user thread owns the socket (or this runs from its backlog
 		 * at release_sock): the worker reads once it can lock it.
 		 */
+		if (sock_owned_by_user_nocheck(sk))
+			o2g_sock_schedule(osk, 0);
+		else
+			o2g_sock_read(osk, GFP_ATOMIC);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
+ * sk_state_change: a reset (or the peer's FIN) changes the state without a
+ * data-ready call, so the stream's end is looked for here too. Same
+ * context as o2g_sock_data_ready; the socket's own waiters are woken first.
+ */
+static void o2g_sock_state_change(struct sock *sk)
+{
+	struct o2g_socket *osk;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	osk = sk->sk_user_data;
+	if (likely(osk)) {
+		osk->saved_state_change(sk);
 		if (sock_owned_by_user_nocheck(sk))
 			o2g_sock_schedule(osk, 0);
 		else
@@ -434,8 +459,10 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 			err = -EBUSY;	/* attached already, or another layer's */
 		} else {
 			osk->saved_data_ready = sk->sk_data_ready;
+			osk->saved_state_change = sk->sk_state_change;
 			sk->sk_user_data = osk;
 			sk->sk_data_ready = o2g_sock_data_ready;
+			sk->sk_state_change = o2g_sock_state_change;
 		}
 		write_unlock_bh(&sk->sk_callback_lock);
 	}
@@ -466,6 +493,7 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_data_ready = osk->saved_data_ready;
+	sk->sk_state_change = osk->saved_state_change;
 	sk->sk_user_data = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
 	/* No softirq reader can start now; wait for the worker. */

@@ -163,8 +163,8 @@ grep '^KMOD-CHECK ' "$work/guest.txt" >>"$work/checks.txt" || true
 # The checks the guest must report (a check that never ran is a failure).
 for expected in modinfo-host dkms-add-build-install dkms-deb insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
     posted-then-arrived unexpected-then-posted truncation untagged-engine ordering-wildcard \
-    backpressure pin-cache-hit bad-frame-stops-socket peer-close-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds detach-gives-socket-back attach-refusals \
-    kill-9-mid-transfer ioctl-fuzz stream-transfer rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean; do
+    backpressure pin-cache-hit bad-frame-stops-socket peer-close-event peer-reset-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds detach-gives-socket-back attach-refusals \
+    kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean; do
     grep -q "^KMOD-CHECK $expected " "$work/checks.txt" ||
         echo "KMOD-CHECK $expected FAIL never reported (the guest stopped early? see $work/guest.log)" >>"$work/checks.txt"
 done

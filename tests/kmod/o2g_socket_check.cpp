@@ -515,6 +515,31 @@ std::string peer_close()
     return "message delivered, then one ECONNRESET socket event";
 }
 
+// The peer resets the connection (SO_LINGER 0): a posted receive waits on,
+// and the socket reports its end at once, without any data arriving.
+std::string peer_reset()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        linger l {1, 0};
+        ::setsockopt(sock, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        ::close(sock); // a reset, not a FIN
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> buf(100);
+    o2g_recv r = make_recv(6, 6, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    s.go();
+    const o2g_completion c = must_complete(ctx, "the reset");
+    if (!(c.flags & O2G_CQE_SOCKET) || c.status != ECONNRESET || c.source != peer_source)
+        throw test_failure("expected a socket event with ECONNRESET, got " + describe(c));
+    if (ctx.stats().posted != 1)
+        throw test_failure("the posted receive did not stay posted");
+    s.join();
+    return "one ECONNRESET socket event on a reset, the receive still posted";
+}
+
 // The posted buffer is unmapped before its message arrives.
 std::string munmap_while_arriving()
 {
@@ -895,11 +920,14 @@ int run_stream()
 }
 
 // A receiver killed with SIGKILL in the middle of a transfer: the module
-// must let go of everything (pins, contexts, sockets).
-int run_kill9()
+// must let go of everything (pins, contexts, sockets). held_back: the
+// receiver posts nothing, so the kill finds the unexpected space full and
+// the socket stopped by flow control.
+int run_kill9(bool held_back)
 {
     constexpr int messages = 1000; // far more than is sent before the kill
     constexpr std::size_t size = 1u << 20;
+    const char* name = held_back ? "kill-9-while-held-back" : "kill-9-mid-transfer";
     std::string detail;
     bool ok = false;
     try {
@@ -924,8 +952,14 @@ int run_kill9()
             try {
                 context ctx;
                 ctx.map_ring();
+                const long long before = o2g_test::module_counter("backpressure").value_or(0);
                 ctx.attach(r, peer_source);
-                receive_stream(ctx, messages, size, ready[1]);
+                if (!held_back) {
+                    receive_stream(ctx, messages, size, ready[1]);
+                } else if (eventually([&] { return o2g_test::module_counter("backpressure") > before; }) &&
+                    ::write(ready[1], "r", 1) == 1) {
+                    ::pause(); // holding 4 MiB of unexpected messages, until killed
+                }
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "o2g-socket-check: kill-9 receiver: %s\n", e.what());
             }
@@ -943,7 +977,7 @@ int run_kill9()
         ::waitpid(receiver_pid, &status, 0);
         ::kill(sender_pid, SIGKILL);
         ::waitpid(sender_pid, nullptr, 0);
-        if (pinned <= 0 || contexts < 1)
+        if ((!held_back && pinned <= 0) || contexts < 1)
             throw test_failure("before the kill: pinned_pages=" + std::to_string(pinned) + " contexts=" +
                 std::to_string(contexts) + " (the transfer was not under way)");
         const bool idle = eventually([] {
@@ -958,7 +992,7 @@ int run_kill9()
     } catch (const std::exception& e) {
         detail = e.what();
     }
-    o2g_test::report("kill-9-mid-transfer", ok, detail);
+    o2g_test::report(name, ok, detail);
     return ok ? 0 : 1;
 }
 
@@ -974,6 +1008,7 @@ int run_all()
         {"pin-cache-hit", pin_cache_hit},
         {"bad-frame-stops-socket", bad_frames},
         {"peer-close-event", peer_close},
+        {"peer-reset-event", peer_reset},
         {"munmap-while-arriving", munmap_while_arriving},
         {"poll-and-eventfd", poll_and_eventfd},
         {"many-peers", many_peers},
@@ -1002,7 +1037,7 @@ int main(int argc, char** argv)
     if (what == "all")
         return run_all();
     if (what == "kill-9")
-        return run_kill9();
+        return run_kill9(false) | run_kill9(true);
     if (what == "stream")
         return run_stream();
     std::fprintf(stderr, "usage: %s all|kill-9|stream\n", argv[0]);
