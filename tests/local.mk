@@ -105,3 +105,6 @@ EXTRA_DIST += tests/fuzz
 
 TEST_EXTENSIONS = .sh
 SH_LOG_COMPILER = $(BASH)
+
+## The o2g kernel module, in a VM (tests/kmod/local.mk) ######################
+include $(top_srcdir)/tests/kmod/local.mk

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The pin-down cache: user buffers are pinned once and kept, so a buffer
+ * posted again (the common case in MPI codes) costs a lookup, not a
+ * page-table walk and a pin. Entries are keyed by page range; a lookup hits
+ * when a live entry covers the whole buffer. The cache is bounded by
+ * pin_cache_pages per context: a miss evicts unused entries, least recently
+ * used first, and fails with EAGAIN when every pinned page is in use.
+ *
+ * An MMU notifier keeps it honest: any invalidation of part of a cached
+ * range retires the entry (no new receive gets it). An unused retired entry
+ * is unpinned at once (by a worker, since the notifier may run where kvfree
+ * could sleep); one still used by a posted receive stays pinned (the kernel
+ * may be writing into it) until that receive ends. Only a real unmap
+ * (munmap, mremap, the process exiting) marks it `unmapped`, and its
+ * receive then completes with EFAULT instead of delivering into memory the
+ * process no longer sees. Other invalidations leave the pages where they
+ * were: khugepaged, for one, invalidates a range before it finds that the
+ * pages are pinned and gives up, and a receive must not fail for that.
+ *
+ * Locking: the context lock guards the lists and counts; pinning and
+ * unpinning happen outside it in process context.
+ */
+#include <linux/backing-dev.h>
+#include <linux/highmem.h>
+#include <linux/hugetlb_inline.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "o2g_context.h"
+#include "o2g_stats.h"
+
+#define O2G_PIN_RETRIES 3
+
+static struct o2g_context *o2g_pins_owner(struct o2g_pin_cache *cache)
+{
+	return container_of(cache, struct o2g_context, pins);
+}
+
+/* Process context, no lock: the entry is on no list any more. */
+static void o2g_pin_release(struct o2g_pin *pin)
+{
+	unpin_user_pages_dirty_lock(pin->pages, pin->npages, true);
+	O2G_SUB(pinned_pages, pin->npages);
+	kvfree(pin->pages);
+	kfree(pin);
+}
+
+static void o2g_pin_release_list(struct list_head *list)
+{
+	struct o2g_pin *pin, *next;
+
+	list_for_each_entry_safe(pin, next, list, link) {
+		list_del(&pin->link);
+		o2g_pin_release(pin);
+	}
+}
+
+/* Context lock held: the entry leaves the cache for good. */
+static void o2g_pin_retire(struct o2g_pin_cache *cache, struct o2g_pin *pin, bool unmapped)
+{
+	pin->cached = false;
+	pin->unmapped = unmapped;
+	if (pin->refs) {
+		list_move_tail(&pin->link, &cache->retired);
+		return;
+	}
+	cache->pinned_pages -= pin->npages;
+	list_move_tail(&pin->link, &cache->reap);
+}
+
+/* The system workqueue: process context, takes the context lock. */
+static void o2g_pin_reap(struct work_struct *work)
+{
+	struct o2g_pin_cache *cache = container_of(work, struct o2g_pin_cache, reap_work);
+	struct o2g_context *ctx = o2g_pins_owner(cache);
+	LIST_HEAD(unused);
+
+	spin_lock_bh(&ctx->lock);
+	list_splice_init(&cache->reap, &unused);
+	spin_unlock_bh(&ctx->lock);
+	o2g_pin_release_list(&unused);
+}
+
+/* Retires every cached entry in [start, end). Notifier context: may not sleep. */
+static void o2g_pin_invalidate(struct o2g_context *ctx, unsigned long start, unsigned long end,
+			       bool begin, bool unmapped)
+{
+	struct o2g_pin_cache *cache = &ctx->pins;
+	struct o2g_pin *pin, *next;
+	bool queued = false;
+
+	spin_lock_bh(&ctx->lock);
+	cache->invalidate_seq++;
+	if (begin)
+		cache->invalidating++;
+	list_for_each_entry_safe(pin, next, &cache->lru, link) {
+		if (pin->start >= end || pin->start + (pin->npages << PAGE_SHIFT) <= start)
+			continue;
+		O2G_COUNT(cache_invalidations);
+		o2g_pin_retire(cache, pin, unmapped);
+		queued = true;
+	}
+	spin_unlock_bh(&ctx->lock);
+	if (queued)
+		schedule_work(&cache->reap_work);
+}
+
+/* MMU notifier callbacks: may not sleep (a range may be non-blockable). */
+static int o2g_pin_invalidate_start(struct mmu_notifier *mn, const struct mmu_notifier_range *range)
+{
+	struct o2g_pin_cache *cache = container_of(mn, struct o2g_pin_cache, notifier);
+
+	o2g_pin_invalidate(o2g_pins_owner(cache), range->start, range->end, true,
+			   range->event == MMU_NOTIFY_UNMAP);
+	return 0;
+}
+
+static void o2g_pin_invalidate_end(struct mmu_notifier *mn, const struct mmu_notifier_range *range)
+{
+	struct o2g_pin_cache *cache = container_of(mn, struct o2g_pin_cache, notifier);
+	struct o2g_context *ctx = o2g_pins_owner(cache);
+
+	spin_lock_bh(&ctx->lock);
+	cache->invalidating--;
+	cache->invalidate_seq++;
+	spin_unlock_bh(&ctx->lock);
+}
+
+/* The address space is going away (the process exits or was killed). */
+static void o2g_pin_mm_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct o2g_pin_cache *cache = container_of(mn, struct o2g_pin_cache, notifier);
+
+	o2g_pin_invalidate(o2g_pins_owner(cache), 0, ULONG_MAX, false, true);
+}
+
+static const struct mmu_notifier_ops o2g_pin_notifier_ops = {
+	.invalidate_range_start = o2g_pin_invalidate_start,
+	.invalidate_range_end = o2g_pin_invalidate_end,
+	.release = o2g_pin_mm_release,
+};
+
+/* At open. */
+void o2g_pin_cache_init(struct o2g_pin_cache *cache)
+{
+	INIT_LIST_HEAD(&cache->lru);
+	INIT_LIST_HEAD(&cache->retired);
+	INIT_LIST_HEAD(&cache->reap);
+	INIT_WORK(&cache->reap_work, o2g_pin_reap);
+	cache->notifier.ops = &o2g_pin_notifier_ops;
+}
+
+/* Context lock held: a cached entry that covers [start, start + npages pages). */
+static struct o2g_pin *o2g_pin_lookup(struct o2g_pin_cache *cache, unsigned long start,
+				      unsigned long npages)
+{
+	unsigned long end = start + (npages << PAGE_SHIFT);
+	struct o2g_pin *pin;
+
+	list_for_each_entry(pin, &cache->lru, link)
+		if (pin->start <= start && pin->start + (pin->npages << PAGE_SHIFT) >= end)
+			return pin;
+	return NULL;
+}
+
+/*
+ * Context lock held: evicts unused entries, oldest first, until npages more
+ * fit. False when the pages in use leave no room.
+ */
+static bool o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
+			      struct list_head *evicted)
+{
+	struct o2g_pin *pin, *next;
+
+	list_for_each_entry_safe(pin, next, &cache->lru, link) {
+		if (cache->pinned_pages + npages <= o2g_pin_cache_pages)
+			break;
+		if (pin->refs)
+			continue;
+		cache->pinned_pages -= pin->npages;
+		list_move_tail(&pin->link, evicted);
+		O2G_COUNT(cache_evictions);
+	}
+	return cache->pinned_pages + npages <= o2g_pin_cache_pages;
+}
+
+/*
+ * May the module write into [start, end) behind the process's back?
+ * Anonymous memory, tmpfs/shmem and hugetlbfs: yes. Pages of a file that
+ * the kernel writes back: no, since writing into them while pinned races
+ * with writeback (EOPNOTSUPP: the caller receives there itself). I/O and
+ * PFN mappings have no pages to pin. mmap_lock held for reading.
+ */
+static int o2g_pin_check_memory(struct mm_struct *mm, unsigned long start, unsigned long end)
+{
+	struct vm_area_struct *vma;
+
+	while (start < end) {
+		vma = vma_lookup(mm, start);
+		if (!vma || (vma->vm_flags & (VM_IO | VM_PFNMAP)))
+			return -EFAULT;
+		if (vma->vm_file && !is_vm_hugetlb_page(vma) &&
+		    mapping_can_writeback(vma->vm_file->f_mapping))
+			return -EOPNOTSUPP;
+		start = vma->vm_end;
+	}
+	return 0;
+}
+
+/*
+ * Pins [start, +npages) of the caller's mm, checked and pinned under one
+ * hold of mmap_lock so the mapping cannot change in between. Process
+ * context, no other lock.
+ */
+static struct o2g_pin *o2g_pin_new(unsigned long start, unsigned long npages)
+{
+	struct mm_struct *mm = current->mm;
+	struct o2g_pin *pin;
+	long pinned;
+	int err;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		goto no_memory;
+	pin->pages = kvmalloc_array(npages, sizeof(*pin->pages), GFP_KERNEL);
+	if (!pin->pages) {
+		kfree(pin);
+		goto no_memory;
+	}
+	pin->start = start;
+	pin->npages = npages;
+	if (mmap_read_lock_killable(mm)) {
+		err = -EINTR;
+		goto failed;
+	}
+	err = o2g_pin_check_memory(mm, start, start + (npages << PAGE_SHIFT));
+	pinned = err ? 0 : pin_user_pages(start, npages, FOLL_WRITE | FOLL_LONGTERM, pin->pages, NULL);
+	mmap_read_unlock(mm);
+	if (!err && pinned != npages) {
+		if (pinned > 0)
+			unpin_user_pages(pin->pages, pinned);
+		err = pinned < 0 ? pinned : -EFAULT;
+	}
+	if (err)
+		goto failed;
+	O2G_ADD(pinned_pages, npages);
+	return pin;
+
+failed:
+	kvfree(pin->pages);
+	kfree(pin);
+	O2G_COUNT(pin_fail);
+	return ERR_PTR(err);
+
+no_memory:
+	O2G_COUNT(mem_fail);
+	return ERR_PTR(-ENOMEM);
+}
+
+/*
+ * A pinned range that covers [addr, addr + len), with a reference for the
+ * caller (o2g_pin_put). ioctl_mutex held, in the context's own process.
+ */
+struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len)
+{
+	struct o2g_pin_cache *cache = &ctx->pins;
+	unsigned long start, npages, seq;
+	struct o2g_pin *pin;
+	LIST_HEAD(evicted);
+	int attempt, err;
+
+	if (!len || addr + len < addr || !access_ok((void __user *)addr, len))
+		return ERR_PTR(-EFAULT);
+	start = addr & PAGE_MASK;
+	npages = (PAGE_ALIGN(addr + len) - start) >> PAGE_SHIFT;
+	if (npages > o2g_pin_cache_pages)
+		return ERR_PTR(-E2BIG);
+	if (!cache->registered) {
+		err = mmu_notifier_register(&cache->notifier, ctx->mm);
+		if (err)
+			return ERR_PTR(err);
+		cache->registered = true;
+	}
+
+	for (attempt = 0; attempt < O2G_PIN_RETRIES; attempt++) {
+		spin_lock_bh(&ctx->lock);
+		pin = o2g_pin_lookup(cache, start, npages);
+		if (pin) {
+			pin->refs++;
+			list_move_tail(&pin->link, &cache->lru);
+			spin_unlock_bh(&ctx->lock);
+			O2G_COUNT(cache_hits);
+			return pin;
+		}
+		if (!o2g_pin_make_room(cache, npages, &evicted)) {
+			spin_unlock_bh(&ctx->lock);
+			o2g_pin_release_list(&evicted);
+			return ERR_PTR(-EAGAIN);
+		}
+		cache->pinned_pages += npages;	/* reserved while we pin */
+		seq = cache->invalidate_seq;
+		spin_unlock_bh(&ctx->lock);
+		o2g_pin_release_list(&evicted);
+		if (attempt == 0)
+			O2G_COUNT(cache_misses);
+
+		pin = o2g_pin_new(start, npages);
+		spin_lock_bh(&ctx->lock);
+		if (!IS_ERR(pin) && seq == cache->invalidate_seq && !cache->invalidating) {
+			pin->refs = 1;
+			pin->cached = true;
+			list_add_tail(&pin->link, &cache->lru);
+			spin_unlock_bh(&ctx->lock);
+			return pin;
+		}
+		cache->pinned_pages -= npages;
+		spin_unlock_bh(&ctx->lock);
+		if (IS_ERR(pin))
+			return pin;
+		/* The range changed while we pinned it: those pages may be stale. */
+		o2g_pin_release(pin);
+	}
+	return ERR_PTR(-EAGAIN);
+}
+
+/* Context lock held; any context. */
+void o2g_pin_put(struct o2g_context *ctx, struct o2g_pin *pin)
+{
+	struct o2g_pin_cache *cache = &ctx->pins;
+
+	if (--pin->refs || pin->cached)
+		return;
+	cache->pinned_pages -= pin->npages;
+	list_move_tail(&pin->link, &cache->reap);
+	schedule_work(&cache->reap_work);
+}
+
+/* Context lock held: nothing may use the entry any more. */
+static void o2g_pin_splice_all(struct o2g_pin_cache *cache, struct list_head *out)
+{
+	list_splice_init(&cache->lru, out);
+	list_splice_init(&cache->retired, out);
+	list_splice_init(&cache->reap, out);
+	cache->pinned_pages = 0;
+}
+
+/* At release, after every receive is gone. Process context. */
+void o2g_pin_cache_destroy(struct o2g_context *ctx)
+{
+	struct o2g_pin_cache *cache = &ctx->pins;
+	LIST_HEAD(all);
+
+	if (cache->registered)
+		mmu_notifier_unregister(&cache->notifier, ctx->mm);
+	cancel_work_sync(&cache->reap_work);
+	spin_lock_bh(&ctx->lock);
+	o2g_pin_splice_all(cache, &all);
+	spin_unlock_bh(&ctx->lock);
+	o2g_pin_release_list(&all);
+}
+
+/*
+ * Maps the page that holds user address addr (inside the pinned range) and
+ * returns the kernel address of addr; *chunk is what is left of that page.
+ * Undo with o2g_pin_unmap. Any context (kmap_local).
+ */
+void *o2g_pin_map(struct o2g_pin *pin, unsigned long addr, size_t *chunk)
+{
+	unsigned long index = (addr - pin->start) >> PAGE_SHIFT;
+	unsigned long offset = offset_in_page(addr);
+
+	*chunk = PAGE_SIZE - offset;
+	return kmap_local_page(pin->pages[index]) + offset;
+}
+
+void o2g_pin_unmap(struct o2g_pin *pin, unsigned long addr, void *mapped)
+{
+	flush_dcache_page(pin->pages[(addr - pin->start) >> PAGE_SHIFT]);
+	kunmap_local(mapped);
+}

@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The o2g module's receive path with real TCP sockets in the guest: a
+// forked sender writes Hashi frames (wire::encode_header) into a loopback
+// connection whose other end is attached to a context; receives are posted
+// into ordinary user memory and every payload is checked byte for byte.
+//   o2g-socket-check all       every scenario below, one connection each
+//   o2g-socket-check kill-9    a receiver killed mid-transfer leaves nothing
+//   o2g-socket-check stream    one long transfer (for rmmod under load)
+#include "o2g_device.hpp"
+
+#include "transport/wire/frame.hpp"
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <span>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <vector>
+
+namespace {
+
+using o2g_test::context;
+using o2g_test::eventually;
+using o2g_test::test_failure;
+using hashi::wire::frame_type;
+
+constexpr std::uint64_t peer_source = 7;
+
+std::uint8_t pattern(std::uint64_t seed, std::size_t i)
+{
+    return static_cast<std::uint8_t>(seed * 131 + i * 7 + (i >> 8));
+}
+
+std::vector<std::uint8_t> payload(std::uint64_t seed, std::size_t n)
+{
+    std::vector<std::uint8_t> p(n);
+    for (std::size_t i = 0; i < n; ++i)
+        p[i] = pattern(seed, i);
+    return p;
+}
+
+// "" when buf[0, n) holds the pattern of seed; else where it first differs.
+std::string check_bytes(const std::uint8_t* buf, std::size_t n, std::uint64_t seed)
+{
+    for (std::size_t i = 0; i < n; ++i)
+        if (buf[i] != pattern(seed, i))
+            return "byte " + std::to_string(i) + " of " + std::to_string(n) + " is " + std::to_string(buf[i]) +
+                ", sent " + std::to_string(pattern(seed, i));
+    return "";
+}
+
+void write_all(int fd, const void* p, std::size_t n)
+{
+    const auto* b = static_cast<const std::uint8_t*>(p);
+    while (n) {
+        const ssize_t w = ::write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            throw test_failure("sender: write: " + o2g_test::errno_text(errno));
+        b += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+void send_frame(int sock, frame_type type, std::uint64_t tag, std::uint64_t data, const std::vector<std::uint8_t>& body,
+    std::uint8_t flags = hashi::wire::flag_remote_data)
+{
+    hashi::wire::frame_header h;
+    h.type = type;
+    h.flags = flags;
+    h.length = body.size();
+    h.tag = tag;
+    h.data = data;
+    const auto bytes = hashi::wire::encode_header(h);
+    write_all(sock, bytes.data(), bytes.size());
+    if (!body.empty())
+        write_all(sock, body.data(), body.size());
+}
+
+// A loopback TCP connection: [0] stays with the receiver, [1] goes to the sender.
+std::pair<int, int> tcp_pair()
+{
+    const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (l < 0 || ::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) || ::listen(l, 1) ||
+        ::getsockname(l, reinterpret_cast<sockaddr*>(&a), &len))
+        throw test_failure("listener: " + o2g_test::errno_text(errno));
+    const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c < 0 || ::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a))
+        throw test_failure("connect: " + o2g_test::errno_text(errno));
+    const int r = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+    if (r < 0)
+        throw test_failure("accept: " + o2g_test::errno_text(errno));
+    ::close(l);
+    return {r, c};
+}
+
+// A forked sender on one end of a connection, told when to go through a pipe.
+class sender {
+public:
+    using body = std::function<void(int sock, const std::function<void()>& wait_go)>;
+    explicit sender(const body& run)
+    {
+        auto [r, s] = tcp_pair();
+        int go[2];
+        if (::pipe(go))
+            throw test_failure("pipe: " + o2g_test::errno_text(errno));
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::close(r);
+            ::close(go[1]);
+            int rc = 0;
+            try {
+                run(s, [&] {
+                    char c;
+                    if (::read(go[0], &c, 1) != 1)
+                        throw test_failure("sender: no go from the receiver");
+                });
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "o2g-socket-check: %s\n", e.what());
+                rc = 1;
+            }
+            ::close(s);
+            ::_exit(rc);
+        }
+        ::close(s);
+        ::close(go[0]);
+        receiver_ = r;
+        go_ = go[1];
+    }
+    sender(const sender&) = delete;
+    ~sender()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        ::close(receiver_);
+        ::close(go_);
+    }
+    int receiver() const noexcept { return receiver_; }
+    void go() const
+    {
+        if (::write(go_, "g", 1) != 1)
+            throw test_failure("go: " + o2g_test::errno_text(errno));
+    }
+    // The sender's exit status; it must have sent everything.
+    void join()
+    {
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            throw test_failure("the sender failed (status " + std::to_string(status) + ")");
+    }
+
+private:
+    pid_t pid_ = -1;
+    int receiver_ = -1;
+    int go_ = -1;
+};
+
+// The usual start: the ring mapped, the receiving end of the sender's connection attached.
+void take_over(context& ctx, const sender& s)
+{
+    ctx.map_ring();
+    ctx.attach(s.receiver(), peer_source);
+}
+
+o2g_recv make_recv(std::uint64_t cookie, std::uint64_t tag, void* buf, std::size_t len, std::uint64_t source = peer_source)
+{
+    o2g_recv r {};
+    r.cookie = cookie;
+    r.source = source;
+    r.tag = tag;
+    r.addr = reinterpret_cast<std::uintptr_t>(buf);
+    r.len = len;
+    return r;
+}
+
+o2g_completion must_complete(context& ctx, const char* what)
+{
+    auto c = ctx.next_completion();
+    if (!c)
+        throw test_failure(std::string("no completion for ") + what);
+    return *c;
+}
+
+std::string describe(const o2g_completion& c)
+{
+    return "cookie=" + std::to_string(c.cookie) + " src=" + std::to_string(c.source) + " tag=" + std::to_string(c.tag) +
+        " data=" + std::to_string(c.data) + " len=" + std::to_string(c.length) +
+        " received=" + std::to_string(c.received) + " status=" + std::to_string(c.status) +
+        " flags=" + std::to_string(c.flags);
+}
+
+void expect_completion(const o2g_completion& c, std::uint64_t cookie, std::uint64_t tag, std::uint64_t data,
+    std::uint64_t length, std::uint64_t received, std::uint32_t flags)
+{
+    if (c.cookie != cookie || c.source != peer_source || c.tag != tag || c.data != data || c.length != length ||
+        c.received != received || c.status != 0 || c.flags != flags)
+        throw test_failure("completion " + describe(c) + ", expected cookie=" + std::to_string(cookie) +
+            " tag=" + std::to_string(tag) + " data=" + std::to_string(data) + " len=" + std::to_string(length) +
+            " received=" + std::to_string(received) + " flags=" + std::to_string(flags));
+}
+
+const std::vector<std::size_t> sizes {0, 1, 100, 4095, 4096, 4097, 65536, 300000, 1u << 20};
+
+// Receives posted first, then the messages arrive: copied in the receive path.
+std::string posted_then_arrived()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            send_frame(sock, frame_type::tagged, i, 500 + i, payload(i, sizes[i]));
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::vector<std::uint8_t>> bufs;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        bufs.emplace_back(sizes[i] + 1, 0xee);
+        o2g_recv r = make_recv(1000 + i, i, bufs[i].data(), sizes[i]);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        if (r.result != O2G_RESULT_QUEUED)
+            throw test_failure("a receive matched before anything was sent");
+    }
+    s.go();
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const o2g_completion c = must_complete(ctx, "a posted receive");
+        expect_completion(c, 1000 + i, i, 500 + i, sizes[i], sizes[i], O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(bufs[i].data(), sizes[i], i); !e.empty())
+            throw test_failure("message " + std::to_string(i) + ": " + e);
+        if (bufs[i][sizes[i]] != 0xee)
+            throw test_failure("message " + std::to_string(i) + " wrote past its length");
+    }
+    s.join();
+    return std::to_string(sizes.size()) + " messages of 0 B to 1 MiB, byte for byte";
+}
+
+// Messages first (buffered by the module), receives later: matched at post.
+std::string unexpected_then_posted()
+{
+    sender s([](int sock, const auto&) {
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            send_frame(sock, frame_type::tagged, 100 + i, 900 + i, payload(100 + i, sizes[i]));
+    });
+    context ctx;
+    take_over(ctx, s);
+    if (!eventually([&] { return ctx.stats().unexpected == sizes.size(); }))
+        throw test_failure("the module holds " + std::to_string(ctx.stats().unexpected) + " unexpected messages, sent " +
+            std::to_string(sizes.size()));
+    // Posted in reverse: each takes its own tag, whatever the order.
+    for (std::size_t k = sizes.size(); k-- > 0;) {
+        std::vector<std::uint8_t> buf(sizes[k] + 1, 0xee);
+        o2g_recv r = make_recv(2000 + k, 100 + k, buf.data(), sizes[k]);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        if (r.result != O2G_RESULT_MATCH)
+            throw test_failure("receive for tag " + std::to_string(100 + k) + " did not match its unexpected message");
+        expect_completion(r.done, 2000 + k, 100 + k, 900 + k, sizes[k], sizes[k], O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(buf.data(), sizes[k], 100 + k); !e.empty())
+            throw test_failure("message " + std::to_string(k) + ": " + e);
+    }
+    const o2g_stats st = ctx.stats();
+    if (st.unexpected != 0 || st.unexpected_bytes != 0)
+        throw test_failure("unexpected space not given back: " + std::to_string(st.unexpected_bytes) + " bytes");
+    s.join();
+    return std::to_string(sizes.size()) + " messages buffered, then taken at post, byte for byte";
+}
+
+// Longer messages than buffers: truncated at the buffer's end, both paths.
+std::string truncation()
+{
+    sender s([](int sock, const auto& wait_go) {
+        send_frame(sock, frame_type::tagged, 2, 0, payload(2, 3000)); // unexpected
+        wait_go();
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 5000)); // posted
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> a(1100, 0xee), b(200, 0xee);
+    if (!eventually([&] { return ctx.stats().unexpected == 1; }))
+        throw test_failure("the first message never became unexpected");
+    o2g_recv rb = make_recv(2, 2, b.data(), 100);
+    ctx.must(O2G_IOC_POST_RECV, &rb, "post");
+    if (rb.result != O2G_RESULT_MATCH)
+        throw test_failure("the receive did not take the unexpected message");
+    expect_completion(rb.done, 2, 2, 0, 3000, 100, O2G_CQE_TRUNCATED | O2G_CQE_REMOTE_DATA);
+    o2g_recv ra = make_recv(1, 1, a.data(), 1000);
+    ctx.must(O2G_IOC_POST_RECV, &ra, "post");
+    s.go();
+    expect_completion(
+        must_complete(ctx, "the truncated receive"), 1, 1, 0, 5000, 1000, O2G_CQE_TRUNCATED | O2G_CQE_REMOTE_DATA);
+    if (auto e = check_bytes(a.data(), 1000, 1); !e.empty())
+        throw test_failure(e);
+    if (auto e = check_bytes(b.data(), 100, 2); !e.empty())
+        throw test_failure(e);
+    for (std::size_t i = 1000; i < a.size(); ++i)
+        if (a[i] != 0xee)
+            throw test_failure("byte " + std::to_string(i) + " past the receive's length was written");
+    for (std::size_t i = 100; i < b.size(); ++i)
+        if (b[i] != 0xee)
+            throw test_failure("byte " + std::to_string(i) + " past the receive's length was written (unexpected path)");
+    s.join();
+    return "5000 B into 1000, 3000 B into 100: cut at the length, nothing past it written";
+}
+
+// Untagged frames go to untagged receives only, tagged ones to tagged ones.
+std::string untagged_engine()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::msg, 0, 1, payload(30, 64));
+        send_frame(sock, frame_type::tagged, 0, 2, payload(31, 64));
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> t(64), u(64);
+    o2g_recv rt = make_recv(10, 0, t.data(), t.size()); // tagged, tag 0: posted first
+    o2g_recv ru = make_recv(11, 0, u.data(), u.size());
+    ru.flags = O2G_RECV_UNTAGGED;
+    ctx.must(O2G_IOC_POST_RECV, &rt, "post");
+    ctx.must(O2G_IOC_POST_RECV, &ru, "post");
+    s.go();
+    expect_completion(must_complete(ctx, "the untagged message"), 11, 0, 1, 64, 64,
+        O2G_CQE_UNTAGGED | O2G_CQE_REMOTE_DATA);
+    expect_completion(must_complete(ctx, "the tagged message"), 10, 0, 2, 64, 64, O2G_CQE_REMOTE_DATA);
+    if (!check_bytes(u.data(), 64, 30).empty() || !check_bytes(t.data(), 64, 31).empty())
+        throw test_failure("payloads went to the wrong buffers");
+    s.join();
+    return "msg frame to the untagged receive, tagged frame to the tagged one";
+}
+
+// Posting order decides among wildcard and directed receives.
+std::string ordering_wildcard()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        for (int i = 0; i < 4; ++i)
+            send_frame(sock, frame_type::tagged, 5, 40 + i, payload(40 + i, 10));
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::vector<std::uint8_t>> bufs(4, std::vector<std::uint8_t>(10));
+    o2g_recv r[4] = {make_recv(1, 5, bufs[0].data(), 10, O2G_ANY_SOURCE), make_recv(2, 5, bufs[1].data(), 10),
+        make_recv(3, 6, bufs[2].data(), 10, O2G_ANY_SOURCE), make_recv(4, 0, bufs[3].data(), 10, O2G_ANY_SOURCE)};
+    r[2].ignore = 0x3; // 6 ^ 5 = 3: ignored, so it accepts tag 5
+    r[3].ignore = ~0ull;
+    for (auto& x : r)
+        ctx.must(O2G_IOC_POST_RECV, &x, "post");
+    s.go();
+    for (int i = 0; i < 4; ++i) {
+        const o2g_completion c = must_complete(ctx, "an ordered message");
+        expect_completion(c, 1 + i, 5, 40 + i, 10, 10, O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(bufs[i].data(), 10, 40 + i); !e.empty())
+            throw test_failure(e);
+    }
+    s.join();
+    return "wildcard, directed, ignore-mask and match-all receives taken in posting order";
+}
+
+// More unexpected data than the module may hold: it stops reading, TCP
+// pushes back, and everything arrives once receives are posted.
+std::string backpressure()
+{
+    constexpr int count = 12;
+    constexpr std::size_t size = 1u << 20;
+    sender s([](int sock, const auto&) {
+        for (int i = 0; i < count; ++i)
+            send_frame(sock, frame_type::tagged, 60 + i, i, payload(60 + i, size));
+    });
+    context ctx;
+    ctx.map_ring();
+    o2g_info info {};
+    ctx.must(O2G_IOC_INFO, &info, "info");
+    const long long before = o2g_test::module_counter("backpressure").value_or(-1);
+    ctx.attach(s.receiver(), peer_source);
+    if (!eventually([&] { return o2g_test::module_counter("backpressure").value_or(-1) > before; }))
+        throw test_failure("the module never stopped reading (backpressure counter unchanged)");
+    const o2g_stats held = ctx.stats();
+    if (held.unexpected_bytes > info.max_unexpected_bytes)
+        throw test_failure("holds " + std::to_string(held.unexpected_bytes) + " unexpected bytes, limit " +
+            std::to_string(info.max_unexpected_bytes));
+    std::vector<std::vector<std::uint8_t>> bufs(count, std::vector<std::uint8_t>(size));
+    int done = 0;
+    for (int i = 0; i < count; ++i) {
+        o2g_recv r = make_recv(300 + i, 60 + i, bufs[i].data(), size);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        if (r.result == O2G_RESULT_MATCH) {
+            expect_completion(r.done, 300 + i, 60 + i, i, size, size, O2G_CQE_REMOTE_DATA);
+            ++done;
+        }
+    }
+    const int buffered = done;
+    while (done < count) {
+        const o2g_completion c = must_complete(ctx, "a message held back by flow control");
+        const std::uint64_t i = c.cookie - 300;
+        expect_completion(c, 300 + i, 60 + i, i, size, size, O2G_CQE_REMOTE_DATA);
+        ++done;
+    }
+    for (int i = 0; i < count; ++i)
+        if (auto e = check_bytes(bufs[i].data(), size, 60 + i); !e.empty())
+            throw test_failure("message " + std::to_string(i) + ": " + e);
+    s.join();
+    return std::to_string(count) + " MiB sent against a " + std::to_string(info.max_unexpected_bytes >> 20) +
+        " MiB limit: " + std::to_string(held.unexpected_bytes) + " B held, " + std::to_string(buffered) +
+        " buffered, the rest read after posting, byte for byte";
+}
+
+// The same buffer posted twice: pinned once, found in the cache the second time.
+std::string pin_cache_hit()
+{
+    sender s([](int sock, const auto& wait_go) {
+        for (int i = 0; i < 2; ++i) {
+            wait_go();
+            send_frame(sock, frame_type::tagged, 9, i, payload(70 + i, 65536));
+        }
+    });
+    context ctx;
+    take_over(ctx, s);
+    // Page-aligned, so the buffer is exactly 16 pages.
+    std::unique_ptr<std::uint8_t, decltype(&std::free)> mem(
+        static_cast<std::uint8_t*>(std::aligned_alloc(4096, 65536)), &std::free);
+    std::span<std::uint8_t> buf(mem.get(), 65536);
+    long long hits0 = 0, misses0 = 0;
+    for (int i = 0; i < 2; ++i) {
+        const o2g_stats before = ctx.stats();
+        if (i == 0) {
+            hits0 = before.module.cache_hits;
+            misses0 = before.module.cache_misses;
+        }
+        o2g_recv r = make_recv(80 + i, 9, buf.data(), buf.size());
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        s.go();
+        expect_completion(must_complete(ctx, "a cached buffer"), 80 + i, 9, i, 65536, 65536, O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(buf.data(), buf.size(), 70 + i); !e.empty())
+            throw test_failure(e);
+    }
+    const o2g_stats after = ctx.stats();
+    const long long hits = after.module.cache_hits - hits0, misses = after.module.cache_misses - misses0;
+    if (hits != 1 || misses != 1)
+        throw test_failure("two posts of one buffer: " + std::to_string(misses) + " misses, " + std::to_string(hits) +
+            " hits (expected 1 and 1)");
+    if (after.pinned_pages != 16)
+        throw test_failure("the cache keeps " + std::to_string(after.pinned_pages) + " pages pinned, expected 16");
+    s.join();
+    return "second post of a 64 KiB buffer hit the cache; 16 pages stay pinned while cached";
+}
+
+// A frame the module cannot take stops that socket with one EPROTO event.
+std::string bad_frame(frame_type type, std::uint8_t flags, const char* counter)
+{
+    sender s([&](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, type, 1, 0, payload(1, 10), flags);
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 10));
+    });
+    context ctx;
+    ctx.map_ring();
+    const long long before = o2g_test::module_counter(counter).value_or(-1);
+    ctx.attach(s.receiver(), peer_source);
+    std::vector<std::uint8_t> buf(10);
+    o2g_recv r = make_recv(1, 1, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    s.go();
+    const o2g_completion c = must_complete(ctx, "the bad frame");
+    if (!(c.flags & O2G_CQE_SOCKET) || c.status != EPROTO)
+        throw test_failure("expected a socket event with EPROTO, got " + describe(c));
+    if (o2g_test::module_counter(counter).value_or(-1) != before + 1)
+        throw test_failure(std::string("counter ") + counter + " did not count it");
+    if (ctx.stats().posted != 1)
+        throw test_failure("the frame after the bad one was read");
+    s.join();
+    return std::string("EPROTO event, ") + counter + " counted, nothing read after it";
+}
+
+std::string bad_frames()
+{
+    return "type 99: " + bad_frame(static_cast<frame_type>(99), 0, "bad_header") +
+        "; tagged with flags 0x80: " + bad_frame(frame_type::tagged, 0x80, "bad_header") +
+        "; rts (left to user space): " + bad_frame(frame_type::rts, 0, "unsupported");
+}
+
+// The peer closes after its messages: they are delivered, then one ECONNRESET event.
+std::string peer_close()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 3, 0, payload(3, 1000));
+        ::shutdown(sock, SHUT_WR);
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> buf(1000);
+    o2g_recv r = make_recv(5, 3, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    s.go();
+    expect_completion(must_complete(ctx, "the last message"), 5, 3, 0, 1000, 1000, O2G_CQE_REMOTE_DATA);
+    const o2g_completion c = must_complete(ctx, "the end of the stream");
+    if (!(c.flags & O2G_CQE_SOCKET) || c.status != ECONNRESET || c.source != peer_source ||
+        c.cookie != static_cast<std::uint64_t>(s.receiver()))
+        throw test_failure("expected a socket event with ECONNRESET, got " + describe(c));
+    s.join();
+    return "message delivered, then one ECONNRESET socket event";
+}
+
+// The peer resets the connection (SO_LINGER 0): a posted receive waits on,
+// and the socket reports its end at once, without any data arriving.
+std::string peer_reset()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        linger l {1, 0};
+        ::setsockopt(sock, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        ::close(sock); // a reset, not a FIN
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> buf(100);
+    o2g_recv r = make_recv(6, 6, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    s.go();
+    const o2g_completion c = must_complete(ctx, "the reset");
+    if (!(c.flags & O2G_CQE_SOCKET) || c.status != ECONNRESET || c.source != peer_source)
+        throw test_failure("expected a socket event with ECONNRESET, got " + describe(c));
+    if (ctx.stats().posted != 1)
+        throw test_failure("the posted receive did not stay posted");
+    s.join();
+    return "one ECONNRESET socket event on a reset, the receive still posted";
+}
+
+// The posted buffer is unmapped before its message arrives.
+std::string munmap_while_arriving()
+{
+    constexpr std::size_t size = 256 * 1024;
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 200 * 1024));
+        wait_go();
+        send_frame(sock, frame_type::tagged, 2, 0, payload(2, 4096));
+    });
+    context ctx;
+    take_over(ctx, s);
+    void* buf = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED)
+        throw test_failure("mmap: " + o2g_test::errno_text(errno));
+    std::memset(buf, 0, size);
+    const long long unmapped0 = o2g_test::module_counter("unmapped_delivery").value_or(-1);
+    o2g_recv r = make_recv(1, 1, buf, size);
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    if (ctx.stats().pinned_pages != size / 4096)
+        throw test_failure("the posted buffer is not pinned");
+    ::munmap(buf, size);
+    s.go();
+    const o2g_completion c = must_complete(ctx, "the unmapped buffer");
+    if (c.cookie != 1 || c.status != EFAULT || c.received != 0)
+        throw test_failure("expected EFAULT for the unmapped buffer, got " + describe(c));
+    if (o2g_test::module_counter("unmapped_delivery").value_or(-1) != unmapped0 + 1)
+        throw test_failure("unmapped_delivery did not count it");
+    if (!eventually([&] { return ctx.stats().pinned_pages == 0; }))
+        throw test_failure(std::to_string(ctx.stats().pinned_pages) + " pages still pinned after the receive ended");
+    // The context goes on working.
+    std::vector<std::uint8_t> next(4096);
+    o2g_recv r2 = make_recv(2, 2, next.data(), next.size());
+    ctx.must(O2G_IOC_POST_RECV, &r2, "post");
+    s.go();
+    expect_completion(must_complete(ctx, "the next message"), 2, 2, 0, 4096, 4096, O2G_CQE_REMOTE_DATA);
+    if (auto e = check_bytes(next.data(), next.size(), 2); !e.empty())
+        throw test_failure(e);
+    s.join();
+    return "EFAULT completion, unmapped_delivery counted, pages unpinned, the next message delivered";
+}
+
+// Eight peers on eight sockets into one context, with wildcard and directed
+// receives: every message lands whole, and each peer's messages in its order.
+std::string many_peers()
+{
+    constexpr int peers = 8, per_peer = 16;
+    auto size_of = [](int peer, int k) { return static_cast<std::size_t>(1 + (peer * 7919 + k * 104729) % 70000); };
+    std::vector<std::unique_ptr<sender>> senders;
+    for (int p = 0; p < peers; ++p)
+        senders.push_back(std::make_unique<sender>([p, size_of](int sock, const auto& wait_go) {
+            wait_go();
+            for (int k = 0; k < per_peer; ++k)
+                send_frame(sock, frame_type::tagged, 1, p * 1000 + k, payload(p * 1000 + k, size_of(p, k)));
+        }));
+    context ctx;
+    ctx.map_ring();
+    for (int p = 0; p < peers; ++p)
+        ctx.attach(senders[p]->receiver(), 100 + p);
+    // Even peers are received with directed receives, odd ones with
+    // wildcards: a wildcard takes whichever message comes first.
+    constexpr std::size_t cap = 70000;
+    std::vector<std::vector<std::uint8_t>> bufs(peers * per_peer, std::vector<std::uint8_t>(cap));
+    int next_buf = 0;
+    for (int p = 0; p < peers; p += 2)
+        for (int k = 0; k < per_peer; ++k) {
+            o2g_recv r = make_recv(next_buf, 1, bufs[next_buf].data(), cap, 100 + p);
+            ctx.must(O2G_IOC_POST_RECV, &r, "post");
+            ++next_buf;
+        }
+    for (int k = 0; k < peers / 2 * per_peer; ++k) {
+        o2g_recv r = make_recv(next_buf, 1, bufs[next_buf].data(), cap, O2G_ANY_SOURCE);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        ++next_buf;
+    }
+    for (auto& s : senders)
+        s->go();
+    std::vector<int> seen(peers, 0); // messages received from each peer, in order
+    int ended = 0;
+    for (int n = 0; n < peers * per_peer + peers; ++n) {
+        const o2g_completion c = must_complete(ctx, "a message from one of eight peers");
+        const int p = static_cast<int>(c.source) - 100;
+        if (p < 0 || p >= peers)
+            throw test_failure("completion from an unknown peer: " + describe(c));
+        if (c.flags & O2G_CQE_SOCKET) {
+            // A peer's end comes after all its messages, on its own socket.
+            if (c.status != ECONNRESET || seen[p] != per_peer ||
+                c.cookie != static_cast<std::uint64_t>(senders[p]->receiver()))
+                throw test_failure("peer " + std::to_string(p) + " ended after " + std::to_string(seen[p]) +
+                    " messages: " + describe(c));
+            ++ended;
+            continue;
+        }
+        if (c.status != 0)
+            throw test_failure("completion with an error: " + describe(c));
+        const int k = seen[p]++;
+        const std::uint64_t seed = p * 1000 + k;
+        if (c.data != seed)
+            throw test_failure("peer " + std::to_string(p) + ": message " + std::to_string(c.data % 1000) +
+                " came where message " + std::to_string(k) + " was due");
+        const bool directed = c.cookie < static_cast<std::uint64_t>(peers / 2 * per_peer);
+        if (directed != (p % 2 == 0))
+            throw test_failure("peer " + std::to_string(p) + "'s message took receive " + std::to_string(c.cookie));
+        if (c.length != size_of(p, k) || c.received != c.length)
+            throw test_failure("wrong length: " + describe(c));
+        if (auto e = check_bytes(bufs[c.cookie].data(), c.length, seed); !e.empty())
+            throw test_failure("peer " + std::to_string(p) + " message " + std::to_string(k) + ": " + e);
+    }
+    for (auto& s : senders)
+        s->join();
+    if (ended != peers)
+        throw test_failure(std::to_string(ended) + " of " + std::to_string(peers) + " peers' ends reported");
+    return std::to_string(peers) + " sockets x " + std::to_string(per_peer) +
+        " messages, directed and wildcard, each peer in order, byte for byte, each end after its messages";
+}
+
+// A completion wakes poll() and signals the eventfd; nothing does before it.
+std::string poll_and_eventfd()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 4, 0, payload(4, 100));
+        wait_go(); // closing would be a second completion (the end of the stream)
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int ev = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    std::int32_t evfd = ev;
+    ctx.must(O2G_IOC_SET_EVENTFD, &evfd, "O2G_IOC_SET_EVENTFD");
+    if (ctx.call(O2G_IOC_SET_EVENTFD, &evfd) != -EBUSY)
+        throw test_failure("a second eventfd was not refused with EBUSY");
+    std::vector<std::uint8_t> buf(100);
+    o2g_recv r = make_recv(9, 4, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    pollfd p {ctx.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 0) != 0)
+        throw test_failure("poll() reports a completion before any message was sent");
+    std::uint64_t count = 0;
+    if (::read(ev, &count, sizeof count) != -1 || errno != EAGAIN)
+        throw test_failure("the eventfd was signalled before any message was sent");
+    s.go();
+    // Blocks until the completion: the wake-up is what is tested (the
+    // bound is a safety net).
+    const int ready = ::poll(&p, 1, 60000);
+    if (ready != 1 || !(p.revents & POLLIN))
+        throw test_failure("poll() did not report the completion (returned " + std::to_string(ready) + ")");
+    if (::read(ev, &count, sizeof count) != sizeof count || count != 1)
+        throw test_failure("the eventfd counts " + std::to_string(count) + " completions, expected 1");
+    expect_completion(must_complete(ctx, "the polled message"), 9, 4, 0, 100, 100, O2G_CQE_REMOTE_DATA);
+    p.revents = 0;
+    if (::poll(&p, 1, 0) != 0)
+        throw test_failure("poll() still reports a completion after the ring was drained");
+    ::close(ev);
+    s.go();
+    s.join();
+    return "poll() woke with POLLIN, the eventfd counted 1, both quiet before and after";
+}
+
+// Receive buffers in every kind of memory a process may post: anonymous
+// shared memory and a tmpfs file are written into; read-only and unmapped
+// memory are refused at post, with nothing left pinned.
+std::string memory_kinds()
+{
+    constexpr std::size_t size = 64 * 1024;
+    sender s([](int sock, const auto& wait_go) {
+        for (int i = 0; i < 2; ++i) {
+            wait_go();
+            send_frame(sock, frame_type::tagged, 20 + i, 0, payload(20 + i, size));
+        }
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int file = ::open("/tmp/o2g-receive-buffer", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (file < 0 || ::ftruncate(file, size))
+        throw test_failure("a tmpfs file: " + o2g_test::errno_text(errno));
+    void* kinds[2] = {
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+        ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0),
+    };
+    const char* names[2] = {"shared anonymous memory", "a tmpfs file"};
+    for (int i = 0; i < 2; ++i) {
+        if (kinds[i] == MAP_FAILED)
+            throw test_failure(std::string("mmap of ") + names[i] + ": " + o2g_test::errno_text(errno));
+        o2g_recv r = make_recv(20 + i, 20 + i, kinds[i], size);
+        if (int e = ctx.call(O2G_IOC_POST_RECV, &r); e < 0)
+            throw test_failure(std::string("a receive into ") + names[i] + " was refused: " + o2g_test::errno_text(-e));
+        s.go();
+        expect_completion(must_complete(ctx, names[i]), 20 + i, 20 + i, 0, size, size, O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(static_cast<std::uint8_t*>(kinds[i]), size, 20 + i); !e.empty())
+            throw test_failure(std::string(names[i]) + ": " + e);
+    }
+    std::vector<std::uint8_t> from_file(size);
+    if (::pread(file, from_file.data(), size, 0) != static_cast<ssize_t>(size) ||
+        !check_bytes(from_file.data(), size, 21).empty())
+        throw test_failure("the tmpfs file does not hold what was received into its mapping");
+    const std::uint64_t pinned = ctx.stats().pinned_pages;
+    void* read_only = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    o2g_recv ro = make_recv(30, 30, read_only, size);
+    const int ro_errno = -ctx.call(O2G_IOC_POST_RECV, &ro);
+    void* gone = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ::munmap(gone, size);
+    o2g_recv un = make_recv(31, 31, gone, size);
+    const int un_errno = -ctx.call(O2G_IOC_POST_RECV, &un);
+    if (ro_errno != EFAULT || un_errno != EFAULT)
+        throw test_failure("read-only memory: " + o2g_test::errno_text(ro_errno) + ", unmapped memory: " +
+            o2g_test::errno_text(un_errno) + " (both should be EFAULT)");
+    if (ctx.stats().posted != 0 || ctx.stats().pinned_pages != pinned)
+        throw test_failure("a refused receive stayed posted or left pages pinned");
+    for (void* m : kinds)
+        ::munmap(m, size);
+    ::munmap(read_only, size);
+    ::close(file);
+    ::unlink("/tmp/o2g-receive-buffer");
+    s.join();
+    return "shared anonymous memory and a tmpfs file received into; read-only and unmapped memory refused with EFAULT";
+}
+
+// Detaching between frames gives the socket back: the next frame's bytes
+// are the process's to read, and a blocking recv() is woken for them.
+std::string detach_gives_socket_back()
+{
+    sender s([](int sock, const auto& wait_go) {
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 3000));
+        wait_go();
+        send_frame(sock, frame_type::tagged, 2, 0, payload(2, 3000));
+        wait_go();
+    });
+    context ctx;
+    take_over(ctx, s);
+    std::vector<std::uint8_t> buf(3000);
+    o2g_recv r = make_recv(1, 1, buf.data(), buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    if (r.result != O2G_RESULT_MATCH) {
+        expect_completion(must_complete(ctx, "the message before detaching"), 1, 1, 0, 3000, 3000, O2G_CQE_REMOTE_DATA);
+    }
+    std::int32_t fd = s.receiver();
+    ctx.must(O2G_IOC_DETACH, &fd, "O2G_IOC_DETACH");
+    if (ctx.stats().module.sockets != 0)
+        throw test_failure("the module still counts an attached socket");
+    // Blocks in recv() before the bytes exist (bounded by a receive timeout).
+    timeval tv {60, 0};
+    ::setsockopt(s.receiver(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    s.go();
+    hashi::wire::frame_header h;
+    h.type = frame_type::tagged;
+    h.flags = hashi::wire::flag_remote_data;
+    h.length = 3000;
+    h.tag = 2;
+    const auto header = hashi::wire::encode_header(h);
+    std::vector<std::uint8_t> got(header.size() + 3000);
+    std::size_t have = 0;
+    while (have < got.size()) {
+        const ssize_t n = ::recv(s.receiver(), got.data() + have, got.size() - have, 0);
+        if (n <= 0)
+            throw test_failure("recv() after detaching: " + (n == 0 ? std::string("end of stream") : o2g_test::errno_text(errno)) +
+                " after " + std::to_string(have) + " bytes");
+        have += static_cast<std::size_t>(n);
+    }
+    if (!std::equal(header.begin(), header.end(), got.begin()))
+        throw test_failure("the frame header read after detaching is not the one sent");
+    if (auto e = check_bytes(got.data() + header.size(), 3000, 2); !e.empty())
+        throw test_failure("the payload read after detaching: " + e);
+    s.go();
+    s.join();
+    return "first frame through the module, the second read whole by recv() after detaching";
+}
+
+// What may not be attached is refused with its own reason.
+std::string attach_refusals()
+{
+    auto attach_errno = [](context& ctx, int fd) {
+        o2g_attach a {};
+        a.fd = fd;
+        a.source = 1;
+        return -ctx.call(O2G_IOC_ATTACH, &a);
+    };
+    std::string seen;
+    auto expect = [&](const char* what, int got, int want) {
+        if (got != want)
+            throw test_failure(std::string(what) + ": " + (got ? o2g_test::errno_text(got) : "accepted") +
+                ", expected " + o2g_test::errno_text(want));
+        seen += std::string(seen.empty() ? "" : ", ") + what + " " + std::to_string(got);
+    };
+    context ctx;
+    int p[2];
+    if (::pipe(p))
+        throw test_failure("pipe");
+    expect("pipe", attach_errno(ctx, p[0]), ENOTSOCK);
+    const int udp = ::socket(AF_INET, SOCK_DGRAM, 0);
+    expect("udp", attach_errno(ctx, udp), EPROTONOSUPPORT);
+    const int unconnected = ::socket(AF_INET, SOCK_STREAM, 0);
+    expect("unconnected-tcp", attach_errno(ctx, unconnected), ENOTCONN);
+    expect("closed-fd", attach_errno(ctx, 12345), EBADF);
+    expect("o2g-fd", attach_errno(ctx, ctx.fd()), ENOTSOCK);
+    auto [a, b] = tcp_pair();
+    expect("connected-tcp", attach_errno(ctx, a), 0);
+    expect("attached-twice", attach_errno(ctx, a), EBUSY);
+    context other;
+    expect("attached-elsewhere", attach_errno(other, a), EBUSY);
+    o2g_attach flags {};
+    flags.fd = b;
+    flags.flags = 1;
+    expect("unknown-flags", -ctx.call(O2G_IOC_ATTACH, &flags), EINVAL);
+    context matching;
+    o2g_match_op op {};
+    op.opcode = O2G_MATCH_DEPTH;
+    matching.must(O2G_IOC_MATCH, &op, "depth");
+    expect("attach-on-match-context", attach_errno(matching, b), EINVAL);
+    std::int32_t detach = a;
+    expect("detach", -ctx.call(O2G_IOC_DETACH, &detach), 0);
+    expect("detach-again", -ctx.call(O2G_IOC_DETACH, &detach), ENOENT);
+    for (int fd : {p[0], p[1], udp, unconnected, a, b})
+        ::close(fd);
+    return seen;
+}
+
+// A receiver that keeps 8 receives of `size` posted and reposts each as it
+// completes; a message that came first completes at its post.
+void receive_stream(context& ctx, int messages, std::size_t size, int ready_fd)
+{
+    constexpr int depth = 8;
+    std::vector<std::vector<std::uint8_t>> bufs(depth, std::vector<std::uint8_t>(size));
+    std::vector<o2g_completion> at_post;
+    int posted = 0;
+    auto post = [&] {
+        o2g_recv r = make_recv(posted, posted, bufs[posted % depth].data(), size);
+        ctx.must(O2G_IOC_POST_RECV, &r, "post");
+        if (r.result == O2G_RESULT_MATCH)
+            at_post.push_back(r.done);
+        ++posted;
+    };
+    while (posted < depth && posted < messages)
+        post();
+    for (int done = 0; done < messages; ++done) {
+        // Messages come in order, and so do receives: completions too.
+        o2g_completion c;
+        if (!at_post.empty() && at_post.front().cookie == static_cast<std::uint64_t>(done)) {
+            c = at_post.front();
+            at_post.erase(at_post.begin());
+        } else {
+            c = must_complete(ctx, "a streamed message");
+        }
+        expect_completion(c, done, done, done, size, size, O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(bufs[done % depth].data(), size, done); !e.empty())
+            throw test_failure("stream message " + std::to_string(done) + ": " + e);
+        if (done == 2 && ready_fd >= 0 && ::write(ready_fd, "r", 1) != 1)
+            throw test_failure("ready: " + o2g_test::errno_text(errno));
+        if (posted < messages)
+            post();
+    }
+}
+
+void send_stream(int sock, int messages, std::size_t size)
+{
+    for (int i = 0; i < messages; ++i)
+        send_frame(sock, frame_type::tagged, i, i, payload(i, size));
+}
+
+int run_stream()
+{
+    constexpr int messages = 48;
+    constexpr std::size_t size = 1u << 20;
+    try {
+        sender s([](int sock, const auto&) { send_stream(sock, messages, size); });
+        {
+            context ctx;
+            ctx.map_ring();
+            ctx.attach(s.receiver(), peer_source);
+            receive_stream(ctx, messages, size, -1);
+        }
+        s.join();
+        o2g_test::report("stream-transfer", true, std::to_string(messages) + " x 1 MiB, byte for byte");
+        return 0;
+    } catch (const std::exception& e) {
+        o2g_test::report("stream-transfer", false, e.what());
+        return 1;
+    }
+}
+
+// A receiver killed with SIGKILL in the middle of a transfer: the module
+// must let go of everything (pins, contexts, sockets). held_back: the
+// receiver posts nothing, so the kill finds the unexpected space full and
+// the socket stopped by flow control.
+int run_kill9(bool held_back)
+{
+    constexpr int messages = 1000; // far more than is sent before the kill
+    constexpr std::size_t size = 1u << 20;
+    const char* name = held_back ? "kill-9-while-held-back" : "kill-9-mid-transfer";
+    std::string detail;
+    bool ok = false;
+    try {
+        int ready[2];
+        if (::pipe(ready))
+            throw test_failure("pipe");
+        auto [r, snd] = tcp_pair();
+        const pid_t sender_pid = ::fork();
+        if (sender_pid == 0) {
+            ::signal(SIGPIPE, SIG_IGN);
+            ::close(r);
+            try {
+                send_stream(snd, messages, size);
+            } catch (...) {
+            }
+            ::_exit(0);
+        }
+        ::close(snd);
+        const pid_t receiver_pid = ::fork();
+        if (receiver_pid == 0) {
+            ::close(ready[0]);
+            try {
+                context ctx;
+                ctx.map_ring();
+                const long long before = o2g_test::module_counter("backpressure").value_or(0);
+                ctx.attach(r, peer_source);
+                if (!held_back) {
+                    receive_stream(ctx, messages, size, ready[1]);
+                } else if (eventually([&] { return o2g_test::module_counter("backpressure") > before; }) &&
+                    ::write(ready[1], "r", 1) == 1) {
+                    ::pause(); // holding 4 MiB of unexpected messages, until killed
+                }
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "o2g-socket-check: kill-9 receiver: %s\n", e.what());
+            }
+            ::_exit(1);
+        }
+        ::close(r);
+        ::close(ready[1]);
+        char c;
+        if (::read(ready[0], &c, 1) != 1)
+            throw test_failure("the receiver never got its first messages");
+        const long long pinned = o2g_test::module_counter("pinned_pages").value_or(-1);
+        const long long contexts = o2g_test::module_counter("contexts").value_or(-1);
+        ::kill(receiver_pid, SIGKILL);
+        int status = 0;
+        ::waitpid(receiver_pid, &status, 0);
+        ::kill(sender_pid, SIGKILL);
+        ::waitpid(sender_pid, nullptr, 0);
+        if ((!held_back && pinned <= 0) || contexts < 1)
+            throw test_failure("before the kill: pinned_pages=" + std::to_string(pinned) + " contexts=" +
+                std::to_string(contexts) + " (the transfer was not under way)");
+        const bool idle = eventually([] {
+            return o2g_test::module_counter("pinned_pages") == 0 && o2g_test::module_counter("contexts") == 0 &&
+                o2g_test::module_counter("sockets") == 0;
+        });
+        detail = "during: pinned_pages=" + std::to_string(pinned) + " contexts=" + std::to_string(contexts) +
+            "; after SIGKILL: pinned_pages=" + std::to_string(o2g_test::module_counter("pinned_pages").value_or(-1)) +
+            " contexts=" + std::to_string(o2g_test::module_counter("contexts").value_or(-1)) +
+            " sockets=" + std::to_string(o2g_test::module_counter("sockets").value_or(-1));
+        ok = idle && WIFSIGNALED(status);
+    } catch (const std::exception& e) {
+        detail = e.what();
+    }
+    o2g_test::report(name, ok, detail);
+    return ok ? 0 : 1;
+}
+
+int run_all()
+{
+    const std::pair<const char*, std::string (*)()> scenarios[] = {
+        {"posted-then-arrived", posted_then_arrived},
+        {"unexpected-then-posted", unexpected_then_posted},
+        {"truncation", truncation},
+        {"untagged-engine", untagged_engine},
+        {"ordering-wildcard", ordering_wildcard},
+        {"backpressure", backpressure},
+        {"pin-cache-hit", pin_cache_hit},
+        {"bad-frame-stops-socket", bad_frames},
+        {"peer-close-event", peer_close},
+        {"peer-reset-event", peer_reset},
+        {"munmap-while-arriving", munmap_while_arriving},
+        {"poll-and-eventfd", poll_and_eventfd},
+        {"many-peers", many_peers},
+        {"memory-kinds", memory_kinds},
+        {"detach-gives-socket-back", detach_gives_socket_back},
+        {"attach-refusals", attach_refusals},
+    };
+    int failures = 0;
+    for (const auto& [name, run] : scenarios) {
+        try {
+            o2g_test::report(name, true, run());
+        } catch (const std::exception& e) {
+            o2g_test::report(name, false, e.what());
+            ++failures;
+        }
+    }
+    return failures ? 1 : 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    ::signal(SIGPIPE, SIG_IGN);
+    const std::string what = argc > 1 ? argv[1] : "";
+    if (what == "all")
+        return run_all();
+    if (what == "kill-9")
+        return run_kill9(false) | run_kill9(true);
+    if (what == "stream")
+        return run_stream();
+    std::fprintf(stderr, "usage: %s all|kill-9|stream\n", argv[0]);
+    return 2;
+}
