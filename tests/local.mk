@@ -76,7 +76,8 @@ INTEGRATION_TESTS = \
 	tests/integration/man-pages.sh \
 	tests/integration/pkg-config.sh \
 	tests/integration/ssh-launcher.sh \
-	tests/integration/slurm-launcher.sh
+	tests/integration/slurm-launcher.sh \
+	tests/integration/debian-packages.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 
