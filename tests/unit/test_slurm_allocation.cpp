@@ -26,6 +26,8 @@ void fails_with(auto parse, const char* text, const char* expected)
 
 } // namespace
 
+// The expansions below are what `scontrol show hostnames` of Debian 12's
+// Slurm 22.05 prints for the same lists, except where a case says otherwise.
 BOOST_AUTO_TEST_SUITE(slurm_allocation)
 
 BOOST_AUTO_TEST_CASE(single_hosts_and_plain_lists)
@@ -36,6 +38,8 @@ BOOST_AUTO_TEST_CASE(single_hosts_and_plain_lists)
 
 BOOST_AUTO_TEST_CASE(ranges_keep_leading_zeros)
 {
+    // The lower bound's width: "8-011" is 8, 9, 10, 11.
+    BOOST_TEST(expand_slurm_nodelist("n[8-011]") == (Names {"n8", "n9", "n10", "n11"}));
     BOOST_TEST(expand_slurm_nodelist("node[01-04,07]") == (Names {"node01", "node02", "node03", "node04", "node07"}));
     BOOST_TEST(expand_slurm_nodelist("n[8-11]") == (Names {"n8", "n9", "n10", "n11"}));
     BOOST_TEST(expand_slurm_nodelist("n[098-101]") == (Names {"n098", "n099", "n100", "n101"}));
@@ -50,7 +54,10 @@ BOOST_AUTO_TEST_CASE(several_entries_with_and_without_brackets)
 
 BOOST_AUTO_TEST_CASE(suffixes_and_several_brackets_in_one_name)
 {
+    // Slurm 22.05's scontrol refuses a suffix after the last bracket (it
+    // never writes one); taking it is harmless.
     BOOST_TEST(expand_slurm_nodelist("n[1-2]-ib") == (Names {"n1-ib", "n2-ib"}));
+    BOOST_TEST(expand_slurm_nodelist("n[1-2]x[1-2]") == (Names {"n1x1", "n1x2", "n2x1", "n2x2"}));
     BOOST_TEST(expand_slurm_nodelist("rack[1-2]-n[1-2]") == (Names {"rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2"}));
 }
 
@@ -58,7 +65,7 @@ BOOST_AUTO_TEST_CASE(malformed_node_lists_are_refused_with_the_reason)
 {
     auto parse = [](const char* t) { return expand_slurm_nodelist(t); };
     fails_with(parse, "", "empty");
-    fails_with(parse, "a,,b", "empty entry");
+    fails_with(parse, "a,,b", "empty entry"); // Slurm skips it; it never writes one
     fails_with(parse, ",a", "empty entry");
     fails_with(parse, "a,", "empty entry");
     fails_with(parse, "n[1-3", "'[' without ']'");
