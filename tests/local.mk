@@ -47,6 +47,7 @@ check_PROGRAMS += tests/unit/hashi-unit
 tests_unit_hashi_unit_SOURCES = \
 	tests/unit/main.cpp \
 	tests/unit/test_hostfile.cpp \
+	tests/unit/test_slurm_allocation.cpp \
 	tests/unit/test_options.cpp \
 	tests/unit/test_pmi_wire.cpp \
 	tests/unit/test_pmi_server.cpp \
@@ -74,7 +75,9 @@ INTEGRATION_TESTS = \
 	tests/integration/stats-watch.sh \
 	tests/integration/man-pages.sh \
 	tests/integration/pkg-config.sh \
-	tests/integration/ssh-launcher.sh
+	tests/integration/ssh-launcher.sh \
+	tests/integration/slurm-launcher.sh \
+	tests/integration/debian-packages.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/programs tests/unit/data
 

@@ -51,6 +51,7 @@ uninstall-mpich-base:
 noinst_LIBRARIES += libhashi_mpiexec.a
 libhashi_mpiexec_a_SOURCES = \
 	src/mpi/mpiexec/hostfile.cpp src/mpi/mpiexec/hostfile.hpp \
+	src/mpi/mpiexec/slurm_allocation.cpp src/mpi/mpiexec/slurm_allocation.hpp \
 	src/mpi/mpiexec/options.cpp src/mpi/mpiexec/options.hpp \
 	src/mpi/mpiexec/placement.cpp src/mpi/mpiexec/placement.hpp \
 	src/mpi/mpiexec/binding_spec.cpp src/mpi/mpiexec/binding_spec.hpp \

@@ -41,6 +41,15 @@ BOOST_AUTO_TEST_CASE(argv_per_launcher)
     auto argv = launch_argv(o, {"node7", 1}, {"./my prog", "arg"}, "/home/u");
     BOOST_TEST(argv ==
         (std::vector<std::string> {"ssh", "-x", "-o", "BatchMode=yes", "node7", "cd /home/u && exec './my prog' arg"}));
+
+    // One srun step of one task per process; the program's words unquoted
+    // (srun execs them, no shell), the working directory as --chdir.
+    o.launcher = LauncherKind::slurm;
+    BOOST_TEST(launch_argv(o, {"node[7]", 2}, {"./my prog", "arg"}, "/home/u") ==
+        (std::vector<std::string> {"srun", "--nodes=1", "--ntasks=1", "--nodelist=node[7]", "--overlap",
+            "--cpu-bind=none", "--chdir=/home/u", "--job-name=hashi-rank-2", "--quiet", "./my prog", "arg"}));
+    o.launcher_exec = "srun --mpi=none";
+    BOOST_TEST(launch_argv(o, {"n", 0}, {"./a"}, "/w").at(1) == "--mpi=none");
 }
 
 BOOST_AUTO_TEST_CASE(environment_precedence)

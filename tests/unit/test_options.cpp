@@ -92,6 +92,43 @@ BOOST_AUTO_TEST_CASE(environment_defaults_are_weaker_than_flags)
     BOOST_TEST((l.launcher == LauncherKind::exec));
 }
 
+BOOST_AUTO_TEST_CASE(slurm_allocation_gives_hosts_and_launcher)
+{
+    const std::map<std::string, std::string> slurm = {
+        {"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "n[01-03]"}, {"SLURM_TASKS_PER_NODE", "2(x2),1"}};
+    auto o = parse({"prog"}, slurm);
+    BOOST_TEST((o.launcher == LauncherKind::slurm));
+    BOOST_REQUIRE_EQUAL(o.hosts.size(), 3U);
+    BOOST_TEST((o.hosts[0] == HostSlots {"n01", 2}));
+    BOOST_TEST((o.hosts[2] == HostSlots {"n03", 1}));
+    BOOST_TEST(o.apps[0].nprocs == 5); // every slot
+    // Hosts given, or a launcher chosen: the allocation is not used by itself.
+    BOOST_TEST((parse({"-hosts", "a", "prog"}, slurm).launcher == LauncherKind::fork));
+    BOOST_TEST((parse({"-launcher", "fork", "prog"}, slurm).launcher == LauncherKind::fork));
+    auto env_fork = slurm;
+    env_fork["HASHI_LAUNCHER"] = "fork";
+    BOOST_TEST((parse({"prog"}, env_fork).launcher == LauncherKind::fork));
+    // Forced with hosts of its own: those hosts, srun for the steps.
+    auto forced = parse({"-launcher", "slurm", "-hosts", "x:4", "prog"}, slurm);
+    BOOST_TEST((forced.launcher == LauncherKind::slurm));
+    BOOST_TEST((forced.hosts == std::vector<HostSlots> {{"x", 4}}));
+    // Only SLURM_NODELIST (older Slurm) is enough.
+    auto old = parse({"-launcher", "slurm", "prog"}, {{"SLURM_NODELIST", "a,b"}, {"SLURM_TASKS_PER_NODE", "1(x2)"}});
+    BOOST_TEST(old.hosts.size() == 2U);
+}
+
+BOOST_AUTO_TEST_CASE(slurm_launcher_errors)
+{
+    BOOST_TEST(error_of({"-launcher", "slurm", "p"}).starts_with("-launcher slurm needs a Slurm allocation"));
+    BOOST_TEST(error_of({"-launcher", "slurm", "p"}, {{"SLURM_JOB_NODELIST", "n1"}})
+                   .starts_with("-launcher slurm needs a Slurm allocation"));
+    BOOST_TEST(error_of({"p"}, {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-"}, {"SLURM_TASKS_PER_NODE", "1"}}) ==
+        "the Slurm allocation cannot be read (SLURM_JOB_NODELIST='n[1-', SLURM_TASKS_PER_NODE='1'): "
+        "host list 'n[1-' has a '[' without ']'");
+    BOOST_TEST(error_of({"p"}, {{"SLURM_JOB_ID", "1"}, {"SLURM_JOB_NODELIST", "n[1-2]"}, {"SLURM_TASKS_PER_NODE", "1"}})
+                   .ends_with("the node list 'n[1-2]' names 2 nodes but the tasks per node '1' describe 1"));
+}
+
 BOOST_AUTO_TEST_CASE(exec_launcher_template)
 {
     auto o = parse({"-launcher", "exec", "-launcher-exec", "ip netns exec {host}", "-hosts", "n1,n2", "prog"});
@@ -126,7 +163,7 @@ BOOST_AUTO_TEST_CASE(every_error_says_what_was_wrong)
     BOOST_TEST(error_of({":", "p"}) == "nothing before ':' (each ':' must follow a program)");
     BOOST_TEST(error_of({"p", ":", ":", "q"}) == "nothing before ':' (each ':' must follow a program)");
     BOOST_TEST(error_of({"p", ":"}) == "no program given (usage: mpiexec [options] -n N program [args])");
-    BOOST_TEST(error_of({"-launcher", "rsh", "p"}) == "unknown launcher 'rsh' (choose fork, ssh or exec)");
+    BOOST_TEST(error_of({"-launcher", "rsh", "p"}) == "unknown launcher 'rsh' (choose fork, ssh, exec or slurm)");
     BOOST_TEST(error_of({"-launcher", "exec", "-hosts", "a", "p"}) ==
         "-launcher exec needs a template, e.g. -launcher-exec 'ip netns exec {host}'");
     BOOST_TEST(error_of({"-launcher-exec", "ip netns exec", "-hosts", "a", "p"}) ==
@@ -147,7 +184,7 @@ BOOST_AUTO_TEST_CASE(every_error_says_what_was_wrong)
     BOOST_TEST(error_of({"p"}, {{"MPIEXEC_TIMEOUT", "soon"}}) ==
         "MPIEXEC_TIMEOUT='soon' is not a whole number from 1 to 31536000 seconds");
     BOOST_TEST(error_of({"p"}, {{"HASHI_LAUNCHER", "pbs"}}) ==
-        "HASHI_LAUNCHER (environment): unknown launcher 'pbs' (choose fork, ssh or exec)");
+        "HASHI_LAUNCHER (environment): unknown launcher 'pbs' (choose fork, ssh, exec or slurm)");
     BOOST_TEST(error_of({"-provider", "", "p"}) == "-provider: the provider name is empty");
     BOOST_TEST(error_of({"-ppn", "x", "p"}) == "option -ppn 'x' is not a whole number from 1 to 1048576");
 }
@@ -157,6 +194,7 @@ BOOST_AUTO_TEST_CASE(help_and_version_need_no_program)
     BOOST_TEST(parse({"-help"}).help);
     BOOST_TEST(parse({"--version"}).version);
     BOOST_TEST(usage_text().find("-launcher-exec") != std::string::npos);
+    BOOST_TEST(usage_text().find("fork|ssh|exec|slurm") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -7,7 +7,7 @@ int descriptors_per_process(LauncherKind launcher)
 {
     // stdout and stderr pipes; a socket pair for PMI, or for ssh the
     // lifeline and the PMI connection of the shim.
-    return launcher == LauncherKind::ssh ? 4 : 3;
+    return starts_through_shim(launcher) ? 4 : 3;
 }
 
 rlimit raise_descriptor_limit()
@@ -27,7 +27,7 @@ std::optional<std::string> capacity_problem(const Options& opt, int nprocs, long
 {
     // ssh runs the programs elsewhere; fork and exec (namespaces) run them
     // on this machine's CPUs.
-    if (opt.launcher != LauncherKind::ssh && !opt.oversubscribe && cpus > 0 && nprocs > max_procs_per_cpu * cpus) {
+    if (!starts_through_shim(opt.launcher) && !opt.oversubscribe && cpus > 0 && nprocs > max_procs_per_cpu * cpus) {
         return std::to_string(nprocs) + " processes on this machine are far more than its " + std::to_string(cpus) +
             " CPU" + (cpus == 1 ? "" : "s") + " can run (more than " + std::to_string(max_procs_per_cpu) +
             " per CPU); nothing was started. To start them anyway add -oversubscribe; to use other hosts give "

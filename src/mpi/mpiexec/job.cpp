@@ -282,8 +282,8 @@ void Job::start_all()
     pmi_of_rank_.assign(nranks, nullptr);
     lifeline_of_rank_.assign(nranks, nullptr);
 
-    if (opt_.launcher == LauncherKind::ssh) {
-        // Processes started over ssh cannot inherit a socket: their shims
+    if (starts_through_shim(opt_.launcher)) {
+        // Processes started over ssh or srun cannot inherit a socket: their shims
         // connect back to this port (PMI_PORT) and prove who they are.
         std::set<std::string> hosts(placement_.node_names.begin(), placement_.node_names.end());
         auto l = open_pmi_listener(hashi::env_text("HASHI_PMI_HOST"), hashi::env_text("HASHI_PMI_BIND"),
@@ -458,7 +458,7 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     }
     std::string wdir = app.wdir.value_or(opt_.gwdir.value_or(std::filesystem::current_path().string()));
 
-    const bool remote = opt_.launcher == LauncherKind::ssh;
+    const bool remote = starts_through_shim(opt_.launcher);
     std::vector<EnvVar> pmi_vars = {
         {"PMI_RANK", std::to_string(rank_offset_ + rank)}, {"PMI_SIZE", std::to_string(global_size_)}};
     if (remote) {
@@ -478,9 +478,12 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     if (!relays_.empty()) {
         per_rank.emplace_back("HASHI_RELAYS", relays_); // the ranks reach other clusters through these
     }
-    auto env = process_environment(opt_, opt_.env_policy, app, inherited_env_, per_rank, pmi_vars);
+    // srun needs mpiexec's environment (SLURM_JOB_ID, SLURM_CONF, PATH)
+    // whatever -genv* say, and passes it on to the shim it starts.
+    auto env = process_environment(opt_, opt_.launcher == LauncherKind::slurm ? EnvPolicy::all : opt_.env_policy, app,
+        inherited_env_, per_rank, pmi_vars);
 
-    if (opt_.launcher != LauncherKind::ssh && find_program(app.argv[0], wdir).empty()) {
+    if (!remote && find_program(app.argv[0], wdir).empty()) {
         fail(127,
             "program '" + app.argv[0] + "' not found or not executable" +
                 (app.argv[0].find('/') == std::string::npos ? " (searched PATH)" : "") + "; nothing was started");
@@ -934,7 +937,7 @@ void Job::on_process_exit(Process& p)
     p.exited = true;
     int sig = WIFSIGNALED(p.wait_status) ? WTERMSIG(p.wait_status) : 0;
     int code = WIFEXITED(p.wait_status) ? WEXITSTATUS(p.wait_status) : 0;
-    if (opt_.launcher == LauncherKind::ssh) {
+    if (starts_through_shim(opt_.launcher)) {
         // While the job is torn down the exact remote status is not
         // reported, and waiting for it rank by rank would take a second each.
         if (!killing_) {
@@ -958,6 +961,8 @@ void Job::on_process_exit(Process& p)
         std::string why;
         if (opt_.launcher == LauncherKind::ssh && code == 255 && !p.remote_reported) {
             why = " (ssh could not run it; see ssh's message above)";
+        } else if (opt_.launcher == LauncherKind::slurm && !p.remote_reported) {
+            why = " (srun could not run it; see srun's message above)";
         } else if (code > 128 && pmi_->initialized(p.rank)) {
             // MPICH exits with its error code's low byte when MPI_Init
             // fails (e.g. on a bad setting): 128 + the error class, which

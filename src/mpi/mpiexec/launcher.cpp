@@ -114,6 +114,22 @@ std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& tar
         argv.push_back(std::move(cmd));
         break;
     }
+    case LauncherKind::slurm: {
+        // One step per process, as ssh has one connection per process, so
+        // the shim and its handoff on stdin work unchanged. --overlap: the
+        // steps share the allocation's CPUs (without it the fifth step on a
+        // four-CPU node waits for one to end); --cpu-bind=none: -bind-to is
+        // mpiexec's to apply, in the shim.
+        auto srun = opt.launcher_exec.empty() ? std::string("srun") : opt.launcher_exec;
+        for (auto& w : split_words(srun)) {
+            argv.push_back(substitute(std::move(w), target));
+        }
+        argv.insert(argv.end(),
+            {"--nodes=1", "--ntasks=1", "--nodelist=" + target.host, "--overlap", "--cpu-bind=none",
+                "--chdir=" + wdir, "--job-name=hashi-rank-" + std::to_string(target.rank), "--quiet"});
+        argv.insert(argv.end(), program_argv.begin(), program_argv.end());
+        break;
+    }
     }
     return argv;
 }

@@ -2,7 +2,8 @@
 // How one process is started: the argv mpiexec executes for it under each
 // launcher (fork: the program itself; exec: a template such as
 // "ip netns exec {host}" in front of it; ssh: ssh to the host with a shell
-// command line), and the environment it gets.
+// command line; slurm: an srun step of one task on the host), and the
+// environment it gets.
 #pragma once
 
 #include "options.hpp"
@@ -26,7 +27,7 @@ struct LaunchTarget {
 };
 
 // The argv to execute. For ssh, `wdir` is folded into the remote command
-// line; the environment is not (a command line is visible to every user in
+// line (for slurm it is srun's --chdir); the environment is not (a command line is visible to every user in
 // ps on both hosts): the ssh shim gets it on stdin (shim_handoff.hpp). For
 // fork and exec the caller passes both through execve and chdir.
 std::vector<std::string> launch_argv(const Options& opt, const LaunchTarget& target,

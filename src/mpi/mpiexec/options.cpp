@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include "common/number_text.hpp"
+#include "slurm_allocation.hpp"
 
 #include <cctype>
 #include <numeric>
@@ -49,7 +50,10 @@ LauncherKind parse_launcher(const std::string& name)
     if (name == "exec") {
         return LauncherKind::exec;
     }
-    throw UsageError("unknown launcher '" + name + "' (choose fork, ssh or exec)");
+    if (name == "slurm") {
+        return LauncherKind::slurm;
+    }
+    throw UsageError("unknown launcher '" + name + "' (choose fork, ssh, exec or slurm)");
 }
 
 // Walks argv, handing out flag values with a clear error when one is missing.
@@ -71,6 +75,26 @@ private:
     const std::vector<std::string>& args_;
     size_t pos_ = 0;
 };
+
+// The hosts and slots of the Slurm allocation mpiexec runs in.
+std::vector<HostSlots> hosts_of_allocation(const EnvLookup& env)
+{
+    auto nodelist = env("SLURM_JOB_NODELIST");
+    if (!nodelist || nodelist->empty()) {
+        nodelist = env("SLURM_NODELIST"); // what Slurm before 20.02 and srun steps also set
+    }
+    auto tasks = env("SLURM_TASKS_PER_NODE");
+    if (!nodelist || nodelist->empty() || !tasks || tasks->empty()) {
+        throw UsageError("-launcher slurm needs a Slurm allocation (SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE are "
+                         "not both set): run mpiexec inside salloc or sbatch, or give -hosts");
+    }
+    try {
+        return slurm_hosts(*nodelist, *tasks);
+    } catch (const SlurmAllocationError& e) {
+        throw UsageError("the Slurm allocation cannot be read (SLURM_JOB_NODELIST='" + *nodelist +
+            "', SLURM_TASKS_PER_NODE='" + *tasks + "'): " + e.what());
+    }
+}
 
 } // namespace
 
@@ -288,8 +312,10 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
             break;
         }
     }
+    bool launcher_chosen = launcher_from_flag;
     if (!launcher_from_flag) {
         if (auto l = env("HASHI_LAUNCHER"); l && !l->empty()) {
+            launcher_chosen = true;
             try {
                 opt.launcher = parse_launcher(*l);
             } catch (const UsageError& e) {
@@ -311,6 +337,16 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
         }
         opt.launcher = LauncherKind::exec;
     }
+    // Inside a Slurm allocation the hosts are Slurm's, as with Hydra: a
+    // plain `mpiexec -n 4 ./app` in salloc or sbatch runs on the allocation.
+    const bool in_allocation = env("SLURM_JOB_ID").has_value();
+    if (!launcher_chosen && opt.launcher == LauncherKind::fork && opt.launcher_exec.empty() && opt.hosts.empty() &&
+        in_allocation) {
+        opt.launcher = LauncherKind::slurm;
+    }
+    if (opt.launcher == LauncherKind::slurm && opt.hosts.empty()) {
+        opt.hosts = hosts_of_allocation(env);
+    }
     if (opt.launcher == LauncherKind::exec) {
         if (opt.launcher_exec.empty()) {
             throw UsageError("-launcher exec needs a template, e.g. -launcher-exec 'ip netns exec {host}'");
@@ -320,7 +356,7 @@ Options parse_options(const std::vector<std::string>& args, const EnvLookup& env
                 "' does not mention {host}; every process would start the same way");
         }
     }
-    if (opt.launcher != LauncherKind::fork && opt.hosts.empty()) {
+    if ((opt.launcher == LauncherKind::ssh || opt.launcher == LauncherKind::exec) && opt.hosts.empty()) {
         throw UsageError("launcher " + std::string(opt.launcher == LauncherKind::ssh ? "ssh" : "exec") +
             " needs hosts (-hosts or -f)");
     }
@@ -368,12 +404,16 @@ Global options:
   -genvnone             pass no environment except what -genv/-env set
   -genvlist A,B         pass only the listed variables
   -gwdir DIR            working directory of every process
-  -launcher fork|ssh|exec
+  -launcher fork|ssh|exec|slurm
                         fork: processes on this host; ssh: one ssh per process;
-                        exec: run a template command per process
+                        exec: run a template command per process; slurm: one
+                        srun step per process, hosts and slots from the Slurm
+                        allocation unless -hosts/-f are given (chosen by itself
+                        inside salloc/sbatch when no hosts and no launcher are given)
   -launcher-exec TEMPLATE
                         exec template, {host} and {rank} substituted, e.g.
-                        'ip netns exec {host}'; for ssh, the ssh command
+                        'ip netns exec {host}'; for ssh, the ssh command;
+                        for slurm, the srun command (default 'srun')
   -provider NAME        libfabric provider for the job (default from HASHI_PROVIDER,
                         then FI_PROVIDER, then the build's default)
   -l, -prepend-rank     prefix each output line with [rank]

@@ -27,7 +27,16 @@ struct AppSegment {
     std::optional<std::string> wdir;
 };
 
-enum class LauncherKind { fork, ssh, exec };
+// slurm: one srun step per process inside a Slurm allocation, through the
+// same shim as ssh (ssh_shim.hpp).
+enum class LauncherKind { fork, ssh, exec, slurm };
+
+// Whether processes start through the shim on their node and reach
+// mpiexec's PMI port over TCP (ssh, slurm), not through an inherited socket.
+inline bool starts_through_shim(LauncherKind k)
+{
+    return k == LauncherKind::ssh || k == LauncherKind::slurm;
+}
 
 // -client K addr:port: this mpiexec runs cluster K's part of a job that
 // spans clusters, joined through impi-server (relay/README.md). The
@@ -56,7 +65,7 @@ struct Options {
     std::vector<std::string> env_list; // -genvlist a,b
     std::optional<std::string> gwdir;
     LauncherKind launcher = LauncherKind::fork;
-    std::string launcher_exec; // template for exec, command for ssh
+    std::string launcher_exec; // template for exec, command for ssh and slurm (srun)
     bool prepend_rank = false;
     bool verbose = false;
     bool oversubscribe = false; // -oversubscribe: no limit of processes per CPU
@@ -81,7 +90,9 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
 
 // Parses argv (without argv[0]). Reads hostfiles from disk. Environment
 // defaults: HASHI_PROVIDER (then FI_PROVIDER), MPIEXEC_TIMEOUT,
-// HASHI_LAUNCHER, HASHI_LAUNCHER_EXEC, HASHI_HOSTFILE, HASHI_IMPI_TIMEOUT.
+// HASHI_LAUNCHER, HASHI_LAUNCHER_EXEC, HASHI_HOSTFILE, HASHI_IMPI_TIMEOUT;
+// inside a Slurm allocation (SLURM_JOB_ID) with no hosts and no launcher
+// given, the slurm launcher with SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE.
 // Throws UsageError
 // saying what was wrong and what to do.
 Options parse_options(const std::vector<std::string>& args, const EnvLookup& env, std::string_view default_provider);
