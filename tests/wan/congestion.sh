@@ -126,6 +126,69 @@ if ((drops > 0)); then pass "small buffer: c0gw's uplink queue dropped $drops pa
 expect_in stats-small stats-small.out "^record=delayline link=c0 gateway=c0gw direction=up frames=[1-9][0-9]* .*lost_frames=0 "
 small_drops=$drops
 
+# The provider's TCP telemetry on the same congested WAN: ranks 0 and 1 (on
+# c0n0, c0n1) each send 4 MiB at once to ranks 2 and 3 (c1n0, c1n1), far
+# more than the queue and the path hold, so c0gw's uplink queue drops data
+# segments; the job completes only if TCP retransmitted every one of them,
+# so the statistics files must count retransmissions (> 0) and
+# `hashi-info --stats --tcp` must show them, with a round trip no shorter
+# than the WAN's 4 ms (a delay line never forwards early).
+cat >burst.c <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size, half;
+    const int bytes = 4 << 20;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    half = size / 2;
+    char *buf = calloc(bytes, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank < half)
+        MPI_Send(buf, bytes, MPI_CHAR, rank + half, 0, MPI_COMM_WORLD);
+    else
+        MPI_Recv(buf, bytes, MPI_CHAR, rank - half, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("burst: %d ranks, %d bytes each way done\n", size, bytes);
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}
+C
+if compile mpicc burst.c burst; then
+    mkdir -p burst.stats
+    "$tb" stats >burst-before.stats 2>&1
+    run burst -- mpiexec -timeout 120 -hosts c0n0:1,c0n1:1,c1n0:1,c1n1:1 -launcher exec \
+        -launcher-exec "$tb exec {host}" -genv FI_HASHI_STATS_DIR "$work/burst.stats" -n 4 "$work/burst"
+    expect_status burst 0
+    expect_in burst burst.out "^burst: 4 ranks, 4194304 bytes each way done$"
+    "$tb" stats >burst-after.stats 2>&1
+    pattern="^record=queue link=c0 gateway=c0gw direction=up "
+    burst_drops=$(($(field burst-after.stats "$pattern" drops) - $(field burst-before.stats "$pattern" drops)))
+    run burst-tcp -- hashi-info --stats "$work/burst.stats" --tcp
+    expect_status burst-tcp 0
+    sed 's/^/    /' burst-tcp.out
+    burst_retx=$(sed -n 's/^total: [0-9]* endpoints, \([0-9]*\) TCP retransmissions.*/\1/p' burst-tcp.out)
+    say "measured: MPI burst: c0gw's uplink queue dropped $burst_drops packets; the ranks counted ${burst_retx:-?} TCP retransmissions"
+    if ((burst_drops > 0 && ${burst_retx:-0} > 0)); then
+        pass "MPI burst: the queue dropped ($burst_drops) and the ranks' statistics count retransmissions (${burst_retx})"
+    else
+        fail "MPI burst: $burst_drops drops at the queue, ${burst_retx:-no} retransmissions in the statistics (expected both > 0)"
+    fi
+    # A rank of cluster 0 and its peer in cluster 1: srtt (column 9, ms)
+    # at least the 4 ms WAN round trip, cwnd (8) above 0.
+    if awk '$1 ~ /^c0n[01]\.[0-9]+$/ && $3 ~ /^c1n/ && $8 + 0 > 0 && $9 + 0 >= 4 { found = 1 } END { exit !found }' burst-tcp.out; then
+        pass "MPI burst: a WAN peer's row shows cwnd > 0 and srtt >= 4 ms"
+    else
+        fail "MPI burst: no WAN peer row with cwnd > 0 and srtt >= 4 ms"
+    fi
+fi
+
 # 8 MiB: more than the two flows can have in flight (2 x 512 KiB plus
 # 5 % of headers), so the queue cannot overflow: no drop, by construction.
 two_senders large 8M
