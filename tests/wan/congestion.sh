@@ -104,6 +104,9 @@ expect_in bad-buffer bad-buffer.err "WAN buffer '12Q' is not a size in bytes"
 run small-buffer -- "$tb" up --wan-buffer 1K
 expect_status small-buffer 2
 expect_in small-buffer small-buffer.err "WAN buffer '1K' is outside 4K to 1024M"
+run buffer-unshaped -- "$tb" up --wan-rate 0 --wan-buffer 128K
+expect_status buffer-unshaped 2
+expect_in buffer-unshaped buffer-unshaped.err "--wan-buffer needs a --wan-rate above 0"
 run bad-loss -- "$tb" up --wan-loss 1.5
 expect_status bad-loss 2
 expect_in bad-loss bad-loss.err "WAN loss '1.5' is not a probability from 0 to 1"
