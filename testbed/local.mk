@@ -15,6 +15,7 @@ hashi_delayline_SOURCES = \
 	testbed/delayline/tap.cpp testbed/delayline/tap.hpp \
 	testbed/delayline/frame_queue.cpp testbed/delayline/frame_queue.hpp \
 	testbed/delayline/forwarder.cpp testbed/delayline/forwarder.hpp \
+	testbed/delayline/stats_file.cpp testbed/delayline/stats_file.hpp \
 	testbed/delayline/clock.hpp
 hashi_delayline_LDADD = libhashi_common.a -lpthread
 

@@ -88,6 +88,9 @@ EXTRA_DIST += tests/wan/federation.sh tests/wan/liveness.sh
 # Several gateways per cluster in strict mode (the testbed side of relays).
 TESTS += tests/wan/gateways.sh
 EXTRA_DIST += tests/wan/gateways.sh
+# A congested WAN: bounded buffers that drop, random loss, cross traffic.
+TESTS += tests/wan/congestion.sh
+EXTRA_DIST += tests/wan/congestion.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
 # (ranks' handshake and descriptors, mpiexec's PMI port, impi-server floods)

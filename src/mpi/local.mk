@@ -93,6 +93,7 @@ WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
 bin_PROGRAMS += hashi-info
 hashi_info_SOURCES = src/mpi/info/hashi_info.cpp \
 	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp \
+	src/mpi/info/stats_tcp_table.cpp \
 	src/mpi/info/stats_watch.cpp src/mpi/info/stats_watch.hpp
 hashi_info_CPPFLAGS = $(AM_CPPFLAGS) $(MPICH_CPPFLAGS) $(FABRIC_CFLAGS) $(HWLOC_CFLAGS)
 hashi_info_LDADD = libhashi_common.a $(MPICH_LIBS) $(FABRIC_LIBS) $(HWLOC_LIBS)

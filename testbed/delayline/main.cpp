@@ -4,6 +4,7 @@
 // one on each WAN link, since the host kernel has tbf but no netem.
 #include "forwarder.hpp"
 #include "options.hpp"
+#include "stats_file.hpp"
 #include "tap.hpp"
 
 #include <sys/eventfd.h>
@@ -21,16 +22,18 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 namespace hashi::delayline {
 namespace {
 
-// Signals main waits for; SIGUSR1 is how a failed direction wakes it.
+// Signals main waits for; SIGUSR1 is how a failed direction wakes it,
+// SIGUSR2 asks for a snapshot of the counts (--stats-file).
 sigset_t control_signals()
 {
     sigset_t set;
     sigemptyset(&set);
-    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
+    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) {
         sigaddset(&set, s);
     }
     return set;
@@ -41,10 +44,13 @@ void print_stats(const Forwarder& f)
     const DirectionStats& s = f.stats();
     (void)std::fprintf(stderr,
         "hashi-delayline: %s: %llu frames, %llu bytes forwarded; %llu frames (%llu bytes) dropped because the "
-        "queue was full; %llu refused by the output tap; peak queue %zu bytes\n",
-        f.name().c_str(), static_cast<unsigned long long>(s.frames), static_cast<unsigned long long>(s.bytes),
-        static_cast<unsigned long long>(s.dropped_frames), static_cast<unsigned long long>(s.dropped_bytes),
-        static_cast<unsigned long long>(s.write_errors), s.peak_queue_bytes);
+        "queue was full; %llu frames (%llu bytes) lost at random; %llu refused by the output tap; peak queue %llu "
+        "bytes\n",
+        f.name().c_str(), static_cast<unsigned long long>(s.frames.get()),
+        static_cast<unsigned long long>(s.bytes.get()), static_cast<unsigned long long>(s.dropped_frames.get()),
+        static_cast<unsigned long long>(s.dropped_bytes.get()), static_cast<unsigned long long>(s.lost_frames.get()),
+        static_cast<unsigned long long>(s.lost_bytes.get()), static_cast<unsigned long long>(s.write_errors.get()),
+        static_cast<unsigned long long>(s.peak_queue_bytes.get()));
 }
 
 // Threads inherit the policy, so it is set before they start. The delay
@@ -79,8 +85,8 @@ int run(const Options& opt)
     if (!stop) {
         throw std::system_error(errno, std::generic_category(), "eventfd");
     }
-    Forwarder a_to_b(
-        opt.a.describe() + " -> " + opt.b.describe(), tap_a.get(), tap_b.get(), stop.get(), opt.delay, opt.queue_bytes);
+    Forwarder a_to_b(opt.a.describe() + " -> " + opt.b.describe(), tap_a.get(), tap_b.get(), stop.get(), opt.delay,
+        opt.queue_bytes, {.probability = opt.loss, .seed = opt.seed});
     Forwarder b_to_a(
         opt.b.describe() + " -> " + opt.a.describe(), tap_b.get(), tap_a.get(), stop.get(), opt.delay, opt.queue_bytes);
 
@@ -101,8 +107,23 @@ int run(const Options& opt)
     std::thread second(drive, std::ref(b_to_a));
     std::cout << "ready" << std::endl;
 
+    const std::vector<NamedDirection> directions {
+        {"a_to_b", opt.a.describe(), opt.b.describe(), &a_to_b.stats()},
+        {"b_to_a", opt.b.describe(), opt.a.describe(), &b_to_a.stats()},
+    };
+    std::uint64_t snapshots = 0;
     int sig = 0;
-    sigwait(&signals, &sig);
+    while (sigwait(&signals, &sig) == 0 && sig == SIGUSR2) {
+        if (opt.stats_file.empty()) {
+            continue;
+        }
+        try {
+            write_stats_file(opt.stats_file, ++snapshots, directions);
+        } catch (const std::exception& e) {
+            // The WAN keeps working; only the snapshot is missing.
+            std::cerr << "hashi-delayline: " << e.what() << std::endl;
+        }
+    }
     const std::uint64_t one = 1;
     (void)!::write(stop.get(), &one, sizeof one);
     first.join();

@@ -35,6 +35,27 @@ std::size_t parse_queue_mb(std::string_view text)
     return static_cast<std::size_t>(*mb) << 20;
 }
 
+double parse_loss(std::string_view text)
+{
+    std::string error;
+    const auto p = parse_decimal("--loss", text,
+        {.lo = 0, .hi = 1, .unit = "", .note = "a probability, e.g. 0.01 for 1 % of the frames"}, error);
+    if (!p) {
+        throw UsageError(error);
+    }
+    return *p;
+}
+
+std::uint64_t parse_seed(std::string_view text)
+{
+    std::string error;
+    const auto seed = parse_whole("--seed", text, {}, error);
+    if (!seed) {
+        throw UsageError(error);
+    }
+    return *seed;
+}
+
 TapEnd parse_end(std::string_view netns, std::string_view ifname, const char* which)
 {
     if (netns.empty()) {
@@ -70,6 +91,20 @@ Options parse_options(int argc, char** argv)
             opt.queue_bytes = parse_queue_mb(argv[++i]);
         } else if (a.starts_with("--queue-mb=")) {
             opt.queue_bytes = parse_queue_mb(a.substr(a.find('=') + 1));
+        } else if (a == "--loss" || a == "--seed" || a == "--stats-file") {
+            if (i + 1 >= argc) {
+                throw UsageError(std::string(a) + " needs a value");
+            }
+            const std::string_view value = argv[++i];
+            if (a == "--loss") {
+                opt.loss = parse_loss(value);
+            } else if (a == "--seed") {
+                opt.seed = parse_seed(value);
+            } else if (value.empty()) {
+                throw UsageError("--stats-file needs a path");
+            } else {
+                opt.stats_file = value;
+            }
         } else if (a.starts_with("-") && a.size() > 1) {
             throw UsageError("unknown option '" + std::string(a) + "'");
         } else {
@@ -91,7 +126,7 @@ Options parse_options(int argc, char** argv)
 
 std::string usage_text()
 {
-    return R"(Usage: hashi-delayline [--queue-mb N] [--realtime] NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS
+    return R"(Usage: hashi-delayline [--queue-mb N] [--realtime] [--loss P [--seed N]] [--stats-file PATH] NETNS_A IFACE_A NETNS_B IFACE_B DELAY_MS
 
 Creates tap IFACE_A in network namespace NETNS_A and tap IFACE_B in NETNS_B
 and forwards every Ethernet frame from one to the other DELAY_MS later (one
@@ -103,6 +138,14 @@ kernels without netem; rate limits belong to tbf on the taps.
   DELAY_MS       one-way delay in milliseconds, 0 to 60000, fractions allowed
   --queue-mb N   frames held per direction, in MiB (default 32); frames that
                  arrive when it is full are dropped, counted and logged
+  --loss P       drop each frame going from A to B with probability P (0 to 1),
+                 independently (Bernoulli), counted apart from queue overflow;
+                 frames from B to A are never dropped at random
+  --seed N       seed of the loss decisions (default 1): the same seed and the
+                 same frames give the same losses
+  --stats-file PATH
+                 on SIGUSR2, write the per-direction counts to PATH (replaced
+                 atomically: KEY=VALUE lines, one direction per line)
   --realtime     forward at real-time priority (SCHED_FIFO 10), so frames
                  leave on time even when every core is busy; without the
                  privilege it warns and runs at normal priority

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,12 @@ struct Options {
     std::chrono::nanoseconds delay {};
     std::size_t queue_bytes = std::size_t {32} << 20;
     bool realtime = false; // SCHED_FIFO, for steadier delays on a busy machine
+    // Random loss of frames going from A to B only: the testbed puts the
+    // gateway at A, so a path between two clusters crosses one lossy hop
+    // per direction (the sender's uplink) and loses `loss` of its frames.
+    double loss = 0;
+    std::uint64_t seed = 1; // of the loss decisions: a run can be repeated
+    std::string stats_file; // written on SIGUSR2 (empty: never)
     bool help = false;
 };
 

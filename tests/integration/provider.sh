@@ -56,6 +56,47 @@ expect_in stats stats.all "^# peer host pid tx_bytes"
 run stats-summary -- hashi-info --stats "$work/stats"
 expect_status stats-summary 0
 expect_in stats-summary stats-summary.out "^total: 4 endpoints, .* RMA operations served"
+# The TCP_INFO columns (src/transport/tcp_telemetry.hpp), after the older
+# ones: every peer reached over a connection (route "direct") has a
+# congestion window, a smoothed round trip and a pacing rate above 0 (the
+# kernel sets them once data has been acknowledged, and each rank put
+# 4 MiB), RTOs a count or '-' (a kernel before 6.7).
+expect_in stats stats.all "^# peer .* max_pacing_rate tcp_rtos tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate$"
+tcp_lines=$(awk '!/^#/ && $12 == "direct" { n++; if (NF == 19 && $17 > 0 && $18 > 0 && $19 > 0 && $14 ~ /^([0-9]+|-)$/) ok++ }
+    END { printf "%d %d", n, ok }' stats.all)
+read -r tcp_peers tcp_plausible <<<"$tcp_lines"
+say "measured: TCP columns: $(awk '!/^#/ && $12 == "direct" { printf "cwnd %s srtt %s us pacing %s B/s rtos %s; ", $17, $18, $19, $14 }' stats.all | cut -c1-300)"
+if [[ $tcp_peers -gt 0 && $tcp_plausible -eq $tcp_peers ]]; then
+    pass "stats: all $tcp_peers direct peer lines have cwnd, srtt and pacing rate > 0"
+else
+    fail "stats: $tcp_plausible of $tcp_peers direct peer lines have cwnd, srtt and pacing rate > 0"
+    sed 's/^/    /' stats.all | head
+fi
+run stats-tcp -- hashi-info --stats "$work/stats" --tcp
+expect_status stats-tcp 0
+expect_in stats-tcp stats-tcp.out "retx +rtos +lost +in retx +cwnd +srtt ms +pace MiB/s +limit MiB/s +route$"
+expect_in stats-tcp stats-tcp.out "^total: 4 endpoints, [0-9]+ TCP retransmissions, ([0-9]+|unknown \(kernel before 6\.7\)) retransmission timeouts, [0-9]+ segments lost now$"
+# A row: endpoint, peer, host, then retx rtos lost "in retx" cwnd srtt (ms).
+if awk '$1 ~ /\.[0-9]+$/ && $2 ~ /^[0-9]+$/ && $8 + 0 > 0 && $9 + 0 > 0 { found = 1 } END { exit !found }' stats-tcp.out; then
+    pass "stats-tcp: rows show cwnd and srtt"
+else
+    fail "stats-tcp: no row with cwnd and srtt > 0"; sed 's/^/    /' stats-tcp.out | head
+fi
+run stats-tcp-watch -- hashi-info --stats "$work/stats" --tcp --watch --count 1
+expect_status stats-tcp-watch 0
+expect_in stats-tcp-watch stats-tcp-watch.out "cwnd +srtt ms"
+# Files written before the TCP columns still read: '?' in the TCP view;
+# half of the TCP columns is an error that names the line.
+mkdir -p oldstats badstats
+printf '# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops tcp_retransmits route max_pacing_rate\n1 n1 42 10 1 10 1 0 0 0 3 direct 0\n' \
+    >oldstats/n0.41.stats
+run stats-old -- hashi-info --stats "$work/oldstats" --tcp
+expect_status stats-old 0
+expect_in stats-old stats-old.out "^n0\.41 +1 +n1 +3 +\? +\? +\? +\? +\? +\? +- +direct$"
+printf '1 n1 42 10 1 10 1 0 0 0 3 direct 0 5 1\n' >badstats/n0.41.stats
+run stats-bad -- hashi-info --stats "$work/badstats"
+expect_status stats-bad 1
+expect_in stats-bad stats-bad.err "n0\.41\.stats:1: the TCP columns after max_pacing_rate are incomplete"
 run stats-missing -- hashi-info --stats "$work/nostats"
 expect_status stats-missing 1
 expect_in stats-missing stats-missing.err "not a directory \\(run the job with FI_HASHI_STATS_DIR="

@@ -102,6 +102,8 @@ void usage(std::ostream& out)
            "  --configure   configure flags of Hashi and of the MPICH base\n"
            "  --stats DIR   per-peer traffic of a job run with FI_HASHI_STATS_DIR=DIR, and the\n"
            "                trunks of impi-relays run with --stats-dir DIR\n"
+           "  --tcp         with --stats: the kernel's view of each peer's TCP connections instead\n"
+           "                (retransmissions, timeouts, lost segments, cwnd, srtt, pacing rate)\n"
            "  --watch       with --stats: a running job's figures and rates, refreshed in place\n"
            "  --interval SEC  with --watch: seconds between refreshes (default 2; 0.1 to 3600)\n"
            "  --count N     with --watch: stop after N refreshes (default: at Ctrl-C)\n";
@@ -117,6 +119,7 @@ int main(int argc, char** argv)
     bool only_configure = false;
     std::optional<std::string> stats_dir;
     bool watch = false;
+    bool tcp_view = false;
     bool interval_set = false;
     double interval = default_watch_interval;
     long count = 0;
@@ -136,6 +139,8 @@ int main(int argc, char** argv)
             stats_dir = argv[++i];
         } else if (a == "--watch") {
             watch = true;
+        } else if (a == "--tcp") {
+            tcp_view = true;
         } else if (a == "--interval" || a == "--count") {
             if (i + 1 >= argc) {
                 std::cerr << "hashi-info: " << a << " needs a value\n";
@@ -169,22 +174,26 @@ int main(int argc, char** argv)
             return 2;
         }
     }
-    if (!stats_dir && (watch || interval_set || count != 0)) {
-        std::cerr
-            << "hashi-info: --watch, --interval and --count go with --stats DIR (hashi-info --stats DIR --watch)\n";
+    if (!stats_dir && (watch || tcp_view || interval_set || count != 0)) {
+        std::cerr << "hashi-info: --watch, --tcp, --interval and --count go with --stats DIR (hashi-info --stats DIR "
+                     "--watch)\n";
         return 2;
     }
     if (stats_dir && !watch && (interval_set || count != 0)) {
         std::cerr << "hashi-info: --interval and --count go with --watch (hashi-info --stats DIR --watch)\n";
         return 2;
     }
+    const auto view = tcp_view ? hashi::StatsView::tcp : hashi::StatsView::traffic;
     if (stats_dir && watch) {
-        return hashi::watch_stats(
-            {.dir = *stats_dir, .interval_s = interval, .count = count, .in_place = ::isatty(STDOUT_FILENO) != 0},
+        return hashi::watch_stats({.dir = *stats_dir,
+                                      .interval_s = interval,
+                                      .count = count,
+                                      .in_place = ::isatty(STDOUT_FILENO) != 0,
+                                      .view = view},
             std::cout, std::cerr);
     }
     if (stats_dir) {
-        return hashi::print_stats_summary(*stats_dir, std::cout, std::cerr);
+        return hashi::print_stats_summary(*stats_dir, std::cout, std::cerr, view);
     }
     if (only_version) {
         std::cout << PACKAGE_VERSION << "\n";

@@ -83,6 +83,20 @@ std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string&
                 p.route = r;
             if (unsigned long long pace = 0; s >> pace)
                 p.pacing = pace;
+            // The TCP_INFO columns, in files that have them: all or none.
+            if (std::string rtos; s >> rtos) {
+                p.rtos_known = rtos != "-";
+                if (p.rtos_known)
+                    std::istringstream(rtos) >> p.rtos;
+                if (!(s >> p.lost >> p.retrans_out >> p.cwnd >> p.srtt_us >> p.pacing_rate) ||
+                    (p.rtos_known && rtos.find_first_not_of("0123456789") != std::string::npos)) {
+                    error = "hashi-info: " + f.string() + ":" + std::to_string(n) +
+                        ": the TCP columns after max_pacing_rate are incomplete (expected tcp_rtos (a number or "
+                        "'-') tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate)";
+                    return std::nullopt;
+                }
+                p.has_tcp = true;
+            }
             snap.peers.push_back(std::move(p));
         }
     }
@@ -174,7 +188,7 @@ size_t print_relay_trunks(const std::string& dir, std::ostream& out)
     return files.size();
 }
 
-int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err)
+int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err, StatsView view)
 {
     std::string error;
     const auto snap = read_stats_dir(dir, error);
@@ -182,7 +196,10 @@ int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream&
         err << error << "\n";
         return 1;
     }
-    print_stats_table(*snap, out);
+    if (view == StatsView::tcp)
+        print_tcp_table(*snap, out);
+    else
+        print_stats_table(*snap, out);
     print_relay_trunks(dir, out);
     return 0;
 }

@@ -20,6 +20,11 @@ struct PeerStats {
     unsigned long long pid = 0, tx_bytes = 0, tx_msgs = 0, rx_bytes = 0, rx_msgs = 0, unexpected_max = 0,
                        rendezvous = 0, rma = 0, retrans = 0;
     unsigned long long pacing = 0; // SO_MAX_PACING_RATE, bytes/s; 0: none (or an older file)
+    // From TCP_INFO, summed over the peer's connections (srtt: the slowest);
+    // files written before these columns have none (has_tcp false).
+    bool has_tcp = false;
+    bool rtos_known = false; // the kernel counts timeouts (Linux 6.7 and later)
+    unsigned long long rtos = 0, lost = 0, retrans_out = 0, cwnd = 0, srtt_us = 0, pacing_rate = 0;
 };
 
 struct StatsSnapshot {
@@ -41,8 +46,18 @@ void print_stats_table(
 // (relay-K.ID files); prints nothing and returns 0 when there are none.
 size_t print_relay_trunks(const std::string& dir, std::ostream& out);
 
-// read_stats_dir, print_stats_table and print_relay_trunks. Returns 0, or 1
-// with the message on `err`.
-int print_stats_summary(const std::string& dir, std::ostream& out, std::ostream& err);
+// What the kernel says of each peer's TCP connections (`--tcp`): total
+// retransmissions and timeouts, segments lost and in retransmission now,
+// congestion window, smoothed round trip, the rate it paces at and the
+// limit set on it; then the job's totals.
+void print_tcp_table(const StatsSnapshot& now, std::ostream& out);
+
+// Which table --stats prints.
+enum class StatsView { traffic, tcp };
+
+// read_stats_dir, print_stats_table (or print_tcp_table) and
+// print_relay_trunks. Returns 0, or 1 with the message on `err`.
+int print_stats_summary(
+    const std::string& dir, std::ostream& out, std::ostream& err, StatsView view = StatsView::traffic);
 
 } // namespace hashi

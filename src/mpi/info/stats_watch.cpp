@@ -51,7 +51,10 @@ int watch_stats(const WatchSettings& settings, std::ostream& out, std::ostream& 
         const auto now_at = std::chrono::steady_clock::now();
         if (now) {
             const double seconds = std::chrono::duration<double>(now_at - before_at).count();
-            print_stats_table(*now, page, before ? &*before : nullptr, seconds);
+            if (settings.view == StatsView::tcp)
+                print_tcp_table(*now, page);
+            else
+                print_stats_table(*now, page, before ? &*before : nullptr, seconds);
             before = std::move(now);
             before_at = now_at;
         } else if (error.find("not a statistics line") != std::string::npos) {

@@ -6,6 +6,8 @@
 // peer sent and received since the last one.
 #pragma once
 
+#include "mpi/info/stats_summary.hpp"
+
 #include <iosfwd>
 #include <string>
 
@@ -16,6 +18,7 @@ struct WatchSettings {
     double interval_s = 2; // between refreshes
     long count = 0; // refreshes before returning; 0: until SIGINT, SIGTERM or SIGHUP
     bool in_place = true; // clear the terminal for each refresh; else one block after another
+    StatsView view = StatsView::traffic; // tcp: the TCP_INFO table (no rates) instead
 };
 
 // Returns 0 when stopped by a signal or after `count` refreshes, 1 when

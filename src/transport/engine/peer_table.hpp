@@ -13,6 +13,7 @@
 #include "transport/address.hpp"
 #include "transport/path/reorder.hpp"
 #include "transport/send/send_scheduler.hpp"
+#include "transport/tcp_telemetry.hpp"
 
 #include <rdma/fabric.h>
 
@@ -60,6 +61,7 @@ struct peer {
     bool failed = false;
     std::string failure;
     peer_stats stats;
+    TcpTelemetry closed_tcp; // its closed connections' last TCP_INFO (path_manager::close)
     std::vector<std::uint64_t> unexpected_cookies; // while fi_addr is unknown, for renumbering
 
     std::string describe() const;

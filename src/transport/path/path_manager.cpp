@@ -8,6 +8,7 @@
 #include "transport/path/stream_parser.hpp"
 #include "transport/secure/key_schedule.hpp"
 #include "transport/secure/open_stream.hpp"
+#include "transport/tcp_telemetry.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -359,6 +360,11 @@ void path_manager::close(path& c)
 {
     if (!c.outgoing() && (c.st == path::state::await_hello || c.st == path::state::await_proof))
         --handshakes_inbound_;
+    // An established connection's last TCP_INFO, while the socket is still
+    // there: the statistics written after it closed keep its counts.
+    if (c.p != nullptr && c.fd() >= 0 && std::find(c.p->paths.begin(), c.p->paths.end(), &c) != c.p->paths.end())
+        if (const auto last = read_tcp_telemetry(c.fd()))
+            c.p->closed_tcp.retire(*last);
     c.close();
     if (c.p != nullptr) {
         std::erase(c.p->paths, &c);
