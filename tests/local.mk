@@ -33,8 +33,10 @@ AM_TESTS_ENVIRONMENT = \
 	HASHI_CONFORMANCE_WORKDIR='$(abs_top_builddir)/tests/work/conformance'; export HASHI_CONFORMANCE_WORKDIR;
 
 ## The longest tests first #################################################
-# scripts/run-tests runs make check -jN: tests start in the order of TESTS,
-# so the longest ones start first and the short ones fill the other slots.
+# make check runs TESTS in this order, one at a time (scripts/run-tests: the
+# testbed's checks measure its delay lines); a make check -jN (the
+# instrumented pass, or by hand) starts the longest first and fills the
+# other slots with the short ones.
 # Every test keeps its own work directory, ports and testbed instance.
 # MPICH's own test suite (its tests run two at a time, see
 # tests/conformance/README.md), then the liveness scenarios (one of them an
