@@ -17,4 +17,4 @@ CONNECT_BENCH_FILES = bench/connect/run-connect bench/connect/connect.c
 # A quick run of the runner on the sockets provider (a few seconds).
 TESTS += bench/p2p/smoke.sh
 EXTRA_DIST += $(P2P_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh
-EXTRA_DIST += bench/relay/run-relay bench/relay/README.md
+EXTRA_DIST += bench/relay/run-relay bench/relay/README.md bench/relay/run-trunks bench/relay/trunk_load.c

@@ -66,5 +66,5 @@ impi_relay_SOURCES = relay/impi_relay_main.cpp \
 impi_relay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(SSL_CFLAGS)
 impi_relay_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(SSL_LIBS)
 
-TESTS += tests/wan/relay.sh
-EXTRA_DIST += tests/wan/relay.sh tests/wan/relay_stranger.py
+TESTS += tests/wan/relay.sh tests/wan/relay-conformance.sh
+EXTRA_DIST += tests/wan/relay.sh tests/wan/relay-conformance.sh tests/wan/relay_stranger.py

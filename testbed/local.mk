@@ -5,8 +5,8 @@
 
 # bin_SCRIPTS (declared in Makefile.am) rather than dist_bin_SCRIPTS, which
 # no fragment may start with '=' without clashing with another.
-bin_SCRIPTS += testbed/hashi-testbed
-EXTRA_DIST += testbed/hashi-testbed
+bin_SCRIPTS += testbed/hashi-testbed testbed/hashi-grid-run
+EXTRA_DIST += testbed/hashi-testbed testbed/hashi-grid-run
 
 bin_PROGRAMS += hashi-delayline
 hashi_delayline_SOURCES = \

@@ -337,6 +337,11 @@ void daemon::on_open(trunk& t, std::uint32_t id, const fi::endpoint_address& fro
     if (!fd || (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sin), sizeof sin) != 0 && errno != EINPROGRESS)) {
         return refuse(wire::route_status::unreachable, std::string("connect: ") + std::strerror(errno));
     }
+    // As on the accepted side: a rank's small messages must not wait for
+    // Nagle's acknowledgement (a ping-pong through the relay would pay a
+    // delayed ACK on each reply).
+    int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto s = std::make_unique<route_stream>(*this, std::move(fd), false);
     s->start_egress(&t, id, from, to);
     streams_.push_back(std::move(s));

@@ -10,7 +10,7 @@ if ! command -v groff >/dev/null; then
     exit 77
 fi
 mandir="$HASHI_PREFIX/share/man"
-pages=(mpiexec mpirun mpicc mpicxx mpic++ mpifort mpif77 mpif90 impi-server impi-relay hashi-info hashi-testbed)
+pages=(mpiexec mpirun mpicc mpicxx mpic++ mpifort mpif77 mpif90 impi-server impi-relay hashi-info hashi-testbed hashi-grid-run)
 aliases=" mpirun mpicxx mpic++ mpifort mpif77 mpif90 "
 
 for p in "${pages[@]}"; do
@@ -66,4 +66,6 @@ hashi-info --help >hashi-info.help 2>&1
 check_options hashi-info hashi-info.help
 hashi-testbed --help >hashi-testbed.help 2>&1
 check_options hashi-testbed hashi-testbed.help
+hashi-grid-run --help >hashi-grid-run.help 2>&1
+check_options hashi-grid-run hashi-grid-run.help
 finish
