@@ -44,6 +44,9 @@
 #include "transport/secure/protection.hpp"
 #include "transport/wire/relay_route.hpp"
 
+#include <sys/types.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -56,6 +59,32 @@
 namespace hashi::relay {
 
 using clock = std::chrono::steady_clock;
+
+// Bytes of a frame or of the trunk's input: a vector whose new elements are
+// left uninitialised, because they are about to be filled by recv or the
+// protected stream (value-initialising 64 KiB before every read would cost
+// as much as a copy).
+template <class T>
+struct uninitialised_allocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = uninitialised_allocator<U>;
+    };
+    uninitialised_allocator() = default;
+    template <class U>
+    uninitialised_allocator(const uninitialised_allocator<U>&) noexcept { }
+    template <class U>
+    void construct(U* p) noexcept
+    {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args)
+    {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+using byte_buffer = std::vector<std::uint8_t, uninitialised_allocator<std::uint8_t>>;
 
 struct relay_config {
     int id = 0; // -relay ID: 0 is the leader
@@ -105,6 +134,12 @@ public:
     [[nodiscard]] bool congested() const { return queued_ > high_water; }
 
     void send(frame_kind k, std::uint32_t stream, std::uint32_t aux, const std::uint8_t* payload, std::size_t n);
+    // A data frame whose payload the caller reads straight into the frame
+    // (no copy between the rank's socket and the trunk's queue): `fill`
+    // gets room for up to `room` bytes and returns how many it wrote, or a
+    // negative number for none (then nothing is queued). Returns fill's result.
+    template <class Fill>
+    ssize_t send_data(std::uint32_t stream, std::size_t room, Fill&& fill);
     std::uint32_t attach(route_stream* s); // a new stream id of ours
     void attach(route_stream* s, std::uint32_t id); // the peer's id
     void detach(std::uint32_t id);
@@ -126,10 +161,12 @@ private:
     void start_handshake();
     void on_handshake_bytes();
     void on_frames();
+    void parse_frames(); // the complete frames in rx_, in order
     void on_frame(const frame_header& h, const std::uint8_t* p);
     void flush();
     void update_events();
     bool read_raw(std::size_t want);
+    void queue(byte_buffer f); // a whole frame onto tx_
 
     daemon& d_;
     relay_name peer_;
@@ -141,8 +178,9 @@ private:
     trunk_nonce acceptor_nonce_ {};
     std::vector<std::uint8_t> hs_in_, hs_out_;
     std::unique_ptr<secure::byte_stream> stream_;
-    std::vector<std::uint8_t> rx_;
-    std::deque<std::vector<std::uint8_t>> tx_;
+    byte_buffer rx_; // [rx_off_, rx_len_): input read, not parsed yet (a partial frame)
+    std::size_t rx_off_ = 0, rx_len_ = 0;
+    std::deque<byte_buffer> tx_;
     std::size_t tx_off_ = 0, queued_ = 0;
     std::map<std::uint32_t, route_stream*> streams_;
     std::uint32_t next_id_;
@@ -354,5 +392,30 @@ private:
     clock::time_point linger_until_ {};
     std::uint64_t udp_dropped_ = 0;
 };
+
+template <class Fill>
+ssize_t trunk::send_data(std::uint32_t stream, std::size_t room, Fill&& fill)
+{
+    if (st_ != state::open) {
+        errno = ENOTCONN;
+        return -1;
+    }
+    byte_buffer f(frame_header_size + room);
+    const ssize_t n = fill(f.data() + frame_header_size, room);
+    if (n <= 0) {
+        return n;
+    }
+    const auto hb = encode(frame_header {frame_kind::data, stream, static_cast<std::uint32_t>(n), 0});
+    std::copy(hb.begin(), hb.end(), f.begin());
+    f.resize(frame_header_size + static_cast<std::size_t>(n));
+    if (f.size() * 2 < f.capacity()) {
+        // A small message must not hold a 64 KiB block in the queue (the
+        // queue's bound counts bytes queued, not blocks): copying its few
+        // bytes is cheaper than that memory.
+        f.shrink_to_fit();
+    }
+    queue(std::move(f));
+    return n;
+}
 
 } // namespace hashi::relay

@@ -222,11 +222,13 @@ void route_stream::read_local()
             paused_ = true;
             return;
         }
-        std::uint8_t buf[max_payload];
-        const std::size_t want = std::min<std::size_t>(sizeof buf, credit_);
-        const ssize_t n = ::recv(fd_.get(), buf, want, 0);
+        // The rank's bytes go from its socket straight into the trunk's
+        // frame (the protected stream's sealing is the one copy after it).
+        const std::size_t want = std::min<std::size_t>(max_payload, credit_);
+        const ssize_t n = trunk_->send_data(id_, want, [this](std::uint8_t* p, std::size_t room) {
+            return ::recv(fd_.get(), p, room, 0);
+        });
         if (n > 0) {
-            trunk_->send(frame_kind::data, id_, 0, buf, static_cast<std::size_t>(n));
             credit_ -= static_cast<std::size_t>(n);
             continue;
         }
@@ -301,6 +303,18 @@ void route_stream::on_data(const std::uint8_t* p, std::size_t n)
     }
     if (out_.size() - out_off_ + n > d_.config().window) {
         return trunk_->fail("stream " + std::to_string(id_) + " got more than its credit");
+    }
+    if (out_off_ == out_.size()) {
+        // Nothing queued for the rank: write through, and keep only what
+        // its socket did not take (no copy in the common case).
+        const ssize_t w = ::send(fd_.get(), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            return finish(std::string("cannot write to the rank: ") + std::strerror(errno), true);
+        }
+        const std::size_t took = w > 0 ? static_cast<std::size_t>(w) : 0;
+        consumed_ += took;
+        p += took;
+        n -= took;
     }
     out_.insert(out_.end(), p, p + n);
     write_local();

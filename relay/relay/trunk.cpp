@@ -295,32 +295,50 @@ void trunk::on_events(std::uint32_t events)
 void trunk::on_frames()
 {
     for (int round = 0; round < 64 && st_ == state::open; ++round) {
-        std::uint8_t buf[64 * 1024];
-        const ssize_t n = stream_->read(buf, sizeof buf);
+        // Straight into rx_, where the frames are parsed: the stream's own
+        // buffer (a record's plaintext) is the only copy before the rank's
+        // socket. Each chunk is parsed before the next is read.
+        constexpr std::size_t chunk = 64 * 1024;
+        if (rx_.size() < rx_len_ + chunk) {
+            // Room for a chunk: the partial frame at rx_off_ moves to the
+            // front only when the buffer (4 chunks) is used up, so a
+            // straddling frame is moved once every few chunks, not each time.
+            std::memmove(rx_.data(), rx_.data() + rx_off_, rx_len_ - rx_off_);
+            rx_len_ -= rx_off_;
+            rx_off_ = 0;
+            if (rx_.size() < rx_len_ + chunk) {
+                rx_.resize(std::max(rx_len_ + chunk, 4 * chunk));
+            }
+        }
+        const ssize_t n = stream_->read(rx_.data() + rx_len_, chunk);
         if (n > 0) {
+            rx_len_ += static_cast<std::size_t>(n);
             last_rx_ = clock::now();
             c_.bytes_in += static_cast<std::uint64_t>(n);
-            rx_.insert(rx_.end(), buf, buf + n);
+            parse_frames();
         } else if (n == 0) {
             return fail("the other relay closed the trunk");
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             if (!stream_->buffered_input()) {
                 break;
             }
-            continue;
         } else {
             return fail(errno == EBADMSG ? "bad bytes on the trunk: " + stream_->error()
                                          : std::string("the trunk failed: ") + std::strerror(errno));
         }
     }
-    std::size_t off = 0;
-    while (st_ == state::open && rx_.size() - off >= frame_header_size) {
+}
+
+void trunk::parse_frames()
+{
+    std::size_t off = rx_off_;
+    while (st_ == state::open && rx_len_ - off >= frame_header_size) {
         auto h = decode_frame_header(rx_.data() + off);
         auto* hdr = std::get_if<frame_header>(&h);
         if (hdr == nullptr) {
             return fail(std::get<wire_error>(h).reason);
         }
-        if (rx_.size() - off < frame_header_size + hdr->length) {
+        if (rx_len_ - off < frame_header_size + hdr->length) {
             break;
         }
         ++c_.frames_in;
@@ -328,7 +346,10 @@ void trunk::on_frames()
         off += frame_header_size + hdr->length;
     }
     if (st_ == state::open) {
-        rx_.erase(rx_.begin(), rx_.begin() + static_cast<std::ptrdiff_t>(off));
+        rx_off_ = off; // the start of a partial frame, if any
+        if (rx_off_ == rx_len_) {
+            rx_off_ = rx_len_ = 0;
+        }
     }
 }
 
@@ -412,10 +433,15 @@ void trunk::send(frame_kind k, std::uint32_t stream, std::uint32_t aux, const st
     }
     frame_header h {k, stream, static_cast<std::uint32_t>(n), aux};
     const auto hb = encode(h);
-    std::vector<std::uint8_t> f(hb.begin(), hb.end());
+    byte_buffer f(hb.begin(), hb.end());
     if (n != 0) {
         f.insert(f.end(), payload, payload + n);
     }
+    queue(std::move(f));
+}
+
+void trunk::queue(byte_buffer f)
+{
     queued_ += f.size();
     c_.peak_queue = std::max(c_.peak_queue, queued_);
     ++c_.frames_out;
