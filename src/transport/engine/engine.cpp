@@ -168,7 +168,12 @@ bool engine::flush(peer& p)
         const std::size_t committed = c->committed_bytes();
         if (committed < commit_window_bytes)
             c->commit(p.sched.commit(c->wq, commit_window_frames, commit_window_bytes - committed, p.tx_seq));
-        if (c->wq.empty()) {
+        // Nothing queued, and nothing sealed by the path's protected stream
+        // that the socket has not taken yet: done. (Bytes a stream sealed
+        // but could not send are flushed by c->write below; disarming
+        // EPOLLOUT with them still inside would leave them there for good,
+        // and the peer waiting for them: a job across clusters hung so.)
+        if (c->wq.empty() && !(c->stream && c->stream->output_pending())) {
             c->want_write(false);
             return moved;
         }
