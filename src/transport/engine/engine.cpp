@@ -35,7 +35,7 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     peers_.add_listener(this);
     peers_.add_listener(backend_.get());
     paths_.listen(listen_fd);
-    paths_.setup_self(peers_.add_self(self_.addr));
+    paths_.setup_self(peers_.add_self(self_.addr), settings_.recv_backend != recv_backend_kind::user);
     if (live && live->enabled())
         liveness_ = std::make_unique<liveness_monitor>(*live, key_.material(), self_.addr.nonce, udp_fd);
 }
