@@ -166,6 +166,7 @@ int o2g_buffered_to_user(const struct o2g_buffered *msg, void __user *dst, u64 n
 /* o2g_sock.c */
 long o2g_sock_attach(struct o2g_context *ctx, void __user *arg);
 long o2g_sock_detach(struct o2g_context *ctx, int fd);
+long o2g_sock_handoff(struct o2g_context *ctx, unsigned int cmd, void __user *arg);
 void o2g_sock_detach_all(struct o2g_context *ctx);
 void o2g_sock_kick_all(struct o2g_context *ctx);
 

@@ -12,6 +12,9 @@
  * The parser's contract: o2g_sock_read() consumes what it can and leaves
  * the socket either between frames, inside one, or stopped at a header it
  * cannot place yet (O2G_RX_DISPATCH); it never reads past that header.
+ * With O2G_ATTACH_HANDOFF a frame it does not take is handed to user space
+ * (O2G_RX_USER): the header stays here for O2G_IOC_TAKE_FRAME, the payload
+ * in the socket for user space's own recv(), until O2G_IOC_RESUME.
  *
  * Where it runs: the receive softirq with the lower socket lock held
  * (bh_lock_sock) when the socket is not owned by a user; otherwise the
@@ -36,6 +39,7 @@ enum o2g_rx_state {
 	O2G_RX_TO_RECV,		/* payload into a posted receive */
 	O2G_RX_TO_BUFFER,	/* payload into an unexpected buffer */
 	O2G_RX_STOPPED,		/* a bad frame or the end: nothing more is read */
+	O2G_RX_USER,		/* a frame handed to user space: nothing read until RESUME */
 };
 
 struct o2g_socket {
@@ -45,6 +49,8 @@ struct o2g_socket {
 	struct file *file;	/* the socket's file, held while attached */
 	int fd;			/* as given to O2G_IOC_ATTACH: the events' cookie */
 	u64 source;
+	u32 flags;		/* O2G_ATTACH_* */
+	u32 handoff_index;	/* O2G_RX_USER: the ring index of its event */
 	void (*saved_data_ready)(struct sock *sk);
 	void (*saved_state_change)(struct sock *sk); /* a reset calls only this */
 	struct delayed_work rx_work;	/* reads when the softirq may not */
@@ -233,15 +239,44 @@ started:
 	return true;
 }
 
+/*
+ * A frame for user space: the reader stops at it and tells user space, once
+ * (the event takes the slot of the socket's message in flight: see
+ * o2g_sock_resume). The reader; takes the context lock.
+ */
+static void o2g_sock_hand_off(struct o2g_socket *osk)
+{
+	struct o2g_completion cqe = {
+		.source = osk->source,
+		.flags = O2G_CQE_SOCKET | O2G_CQE_HANDOFF,
+		.cookie = (u32)osk->fd,
+	};
+
+	O2G_COUNT(handoffs);
+	spin_lock_bh(&osk->ctx->lock);
+	osk->handoff_index = osk->ctx->ring.head;
+	osk->state = O2G_RX_USER;
+	o2g_ring_push(osk->ctx, &cqe);
+	spin_unlock_bh(&osk->ctx->lock);
+}
+
 /* The reader, with 56 header bytes in osk->header. */
 static void o2g_sock_header_done(struct o2g_socket *osk)
 {
 	O2G_COUNT(frames);
 	switch (o2g_frame_decode(osk->header, &osk->frame)) {
 	case O2G_FRAME_EAGER:
+		if (osk->frame.type != O2G_FRAME_TAGGED && (osk->flags & O2G_ATTACH_TAGGED_ONLY)) {
+			o2g_sock_hand_off(osk);
+			return;
+		}
 		o2g_sock_dispatch(osk);
 		return;
 	case O2G_FRAME_UNSUPPORTED:
+		if (osk->flags & O2G_ATTACH_HANDOFF) {
+			o2g_sock_hand_off(osk);
+			return;
+		}
 		O2G_COUNT(unsupported);
 		break;
 	case O2G_FRAME_BAD:
@@ -308,6 +343,7 @@ static int o2g_sock_recv_actor(read_descriptor_t *desc, struct sk_buff *skb, uns
 			break;
 		case O2G_RX_DISPATCH:
 		case O2G_RX_STOPPED:
+		case O2G_RX_USER:
 			desc->count = 0;	/* leave the rest in the socket */
 			return used;
 		}
@@ -322,7 +358,8 @@ static void o2g_sock_read(struct o2g_socket *osk, gfp_t gfp)
 	struct sock *sk = osk->sk;
 
 	osk->gfp = gfp;
-	if (osk->state == O2G_RX_STOPPED)
+	/* A handed-off stream is user space's: it sees the end itself. */
+	if (osk->state == O2G_RX_STOPPED || osk->state == O2G_RX_USER)
 		return;
 	if (osk->state == O2G_RX_DISPATCH && !o2g_sock_dispatch(osk))
 		return;
@@ -344,6 +381,9 @@ static void o2g_sock_data_ready(struct sock *sk)
 	read_lock_bh(&sk->sk_callback_lock);
 	osk = sk->sk_user_data;
 	if (likely(osk)) {
+		/* User space reads a handed-off frame's payload: wake it. */
+		if (READ_ONCE(osk->state) == O2G_RX_USER)
+			osk->saved_data_ready(sk);
 		/*
 		 * A user thread owns the socket (or this runs from its backlog
 		 * at release_sock): the worker reads once it can lock it.
@@ -413,7 +453,7 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 
 	if (copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
-	if (a.flags)
+	if (a.flags & ~O2G_ATTACH_FLAGS_ALL)
 		return -EINVAL;
 	if (ctx->socket_count >= o2g_max_sockets)
 		return -ENOSPC;
@@ -437,6 +477,7 @@ long o2g_sock_attach(struct o2g_context *ctx, void __user *arg)
 	osk->file = file;
 	osk->fd = a.fd;
 	osk->source = a.source;
+	osk->flags = a.flags;
 	INIT_DELAYED_WORK(&osk->rx_work, o2g_sock_rx_work);
 	o2g_sock_next_frame(osk);
 
@@ -519,23 +560,77 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 	O2G_SUB(sockets, 1);
 }
 
+/* The context's socket for a descriptor, or NULL. ioctl_mutex held. */
+static struct o2g_socket *o2g_sock_find(struct o2g_context *ctx, struct file *file)
+{
+	struct o2g_socket *osk;
+
+	list_for_each_entry(osk, &ctx->sockets, link)
+		if (osk->file == file)
+			return osk;
+	return NULL;
+}
+
 /* O2G_IOC_DETACH. ioctl_mutex held. */
 long o2g_sock_detach(struct o2g_context *ctx, int fd)
 {
 	struct o2g_socket *osk;
 	struct file *file = fget(fd);
-	long err = -ENOENT;
 
 	if (!file)
 		return -EBADF;
-	list_for_each_entry(osk, &ctx->sockets, link) {
-		if (osk->file == file) {
-			o2g_sock_release(ctx, osk);
-			err = 0;
-			break;
+	osk = o2g_sock_find(ctx, file);
+	if (osk)
+		o2g_sock_release(ctx, osk);
+	fput(file);
+	return osk ? 0 : -ENOENT;
+}
+
+/*
+ * O2G_IOC_TAKE_FRAME and O2G_IOC_RESUME. ioctl_mutex held; takes the
+ * socket lock (the reader's), then the context lock.
+ */
+long o2g_sock_handoff(struct o2g_context *ctx, unsigned int cmd, void __user *arg)
+{
+	struct o2g_socket *osk;
+	struct o2g_handoff h;
+	struct file *file;
+	long err = 0;
+	u32 tail;
+
+	if (copy_from_user(&h, arg, sizeof(h)))
+		return -EFAULT;
+	if (h.flags)
+		return -EINVAL;
+	file = fget(h.fd);
+	if (!file)
+		return -EBADF;
+	osk = o2g_sock_find(ctx, file);
+	fput(file);
+	if (!osk)
+		return -ENOENT;
+
+	lock_sock(osk->sk);
+	if (osk->state != O2G_RX_USER) {
+		err = -EAGAIN;	/* the module's: nothing handed over */
+	} else if (cmd == O2G_IOC_TAKE_FRAME) {
+		memcpy(h.header, osk->header, sizeof(h.header));
+	} else {
+		/*
+		 * The handoff event holds the slot of the socket's message in
+		 * flight (o2g_recv.c's bound) until user space consumed it.
+		 */
+		tail = READ_ONCE(ctx->ring.header->tail);
+		if ((s32)(tail - osk->handoff_index) <= 0) {
+			err = -EAGAIN;
+		} else {
+			o2g_sock_next_frame(osk);
+			o2g_sock_schedule(osk, 0);	/* bytes that came meanwhile */
 		}
 	}
-	fput(file);
+	release_sock(osk->sk);
+	if (!err && cmd == O2G_IOC_TAKE_FRAME && copy_to_user(arg, &h, sizeof(h)))
+		err = -EFAULT;
 	return err;
 }
 

@@ -92,6 +92,7 @@ WRAPPER_ALIASES = mpicxx mpic++ mpifort mpif77 mpif90
 ## hashi-info ###############################################################
 bin_PROGRAMS += hashi-info
 hashi_info_SOURCES = src/mpi/info/hashi_info.cpp \
+	src/mpi/info/kernel_module.cpp src/mpi/info/kernel_module.hpp \
 	src/mpi/info/stats_summary.cpp src/mpi/info/stats_summary.hpp \
 	src/mpi/info/stats_tcp_table.cpp \
 	src/mpi/info/stats_watch.cpp src/mpi/info/stats_watch.hpp

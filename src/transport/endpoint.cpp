@@ -214,6 +214,13 @@ int endpoint::enable()
     settings.protection.level = *protection;
     settings.protection.local = *protect_local != 0;
     settings.relays = *relays;
+    const auto recv_backend =
+        recv_backend_from_environment(settings.relays.empty() && !settings.protection.local, err);
+    if (!recv_backend) {
+        log_error("cannot enable the endpoint: %s", err.c_str());
+        return -FI_EINVAL;
+    }
+    settings.recv_backend = *recv_backend;
 
     // Liveness: the UDP socket of the liveness thread shares the TCP
     // listener's port number (engine/liveness.hpp).

@@ -43,9 +43,12 @@ libhashi_fi_la_SOURCES = \
 	src/transport/send/tx_frame.hpp \
 	src/transport/send/send_scheduler.cpp src/transport/send/send_scheduler.hpp \
 	src/transport/send/pacer.cpp src/transport/send/pacer.hpp \
-	src/transport/recv/receive_backend.hpp \
+	src/transport/recv/receive_backend.hpp src/transport/recv/recv_op.hpp \
 	src/transport/recv/user_backend.cpp src/transport/recv/user_backend.hpp \
 	src/transport/recv/user_reader.cpp \
+	src/transport/recv/backend_choice.cpp src/transport/recv/backend_choice.hpp \
+	src/transport/recv/kernel_backend.cpp src/transport/recv/kernel_backend.hpp \
+	src/transport/recv/o2g_device.cpp src/transport/recv/o2g_device.hpp \
 	src/transport/engine/job_key.cpp src/transport/engine/job_key.hpp \
 	src/transport/engine/log_limiter.cpp src/transport/engine/log_limiter.hpp \
 	src/transport/engine/local_address.cpp src/transport/engine/local_address.hpp \
@@ -60,7 +63,8 @@ libhashi_fi_la_SOURCES = \
 	src/transport/wire/heartbeat.cpp src/transport/wire/heartbeat.hpp \
 	src/transport/match/match_backend.hpp \
 	src/transport/match/match_engine.cpp src/transport/match/match_engine.hpp
-libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS)
+# kmod/include: the o2g module's user-facing header (uapi/o2g.h, BSD-licensed too).
+libhashi_fi_la_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)/kmod/include
 # Only fi_prov_ini is exported; everything else stays inside the module.
 libhashi_fi_la_CXXFLAGS = $(AM_CXXFLAGS) -fvisibility=hidden
 libhashi_fi_la_LDFLAGS = -module -avoid-version -shared -no-undefined
@@ -102,10 +106,13 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/engine/log_limiter.cpp \
 	src/transport/path/path.cpp \
 	src/transport/path/stream_parser.cpp \
-	src/transport/region_check.cpp
+	src/transport/region_check.cpp \
+	tests/unit/transport/test_backend_choice.cpp \
+	src/transport/recv/backend_choice.cpp \
+	src/transport/recv/o2g_device.cpp
 # The receive backend's test plays tests/unit/data/match-vectors.txt
 # (HASHI_TEST_SRCDIR) through the backend, with the reader of libhashi_match.a.
-tests_unit_transport_unit_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS) -DBOOST_TEST_DYN_LINK \
+tests_unit_transport_unit_CPPFLAGS = $(AM_CPPFLAGS) $(FABRIC_CFLAGS) $(CRYPTO_CFLAGS) -I$(top_srcdir)/kmod/include -DBOOST_TEST_DYN_LINK \
 	-DHASHI_TEST_SRCDIR='"$(abs_top_srcdir)"'
 tests_unit_transport_unit_LDADD = libhashi_match.a libhashi_common.a $(FABRIC_LIBS) $(CRYPTO_LIBS) \
 	-lboost_unit_test_framework

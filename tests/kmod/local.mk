@@ -5,3 +5,7 @@
 # kernel and the builds are cached under /var/cache/hashi/kmod.
 TESTS += tests/kmod/o2g-vm.sh
 EXTRA_DIST += tests/kmod kmod
+# The provider's o2g receive backend (FI_HASHI_RECV=kernel) with real MPI
+# jobs, in a second boot that shares the host's root (the staged install).
+TESTS += tests/kmod/o2g-provider-vm.sh
+EXTRA_DIST += bench/kmod

@@ -42,25 +42,9 @@ kdir=/lib/modules/$kver/build
 lap "guest kernel $kver"
 
 # 2. The module, cached by the hash of its sources and the kernel.
-mod_hash=$( (cd "$top/kmod" && find . -type f \( -name '*.[ch]' -o -name Kbuild -o -name Makefile -o -name dkms.conf -o -name '*.sh' \) \
-    -print0 | sort -z | xargs -0 sha256sum; echo "$kver") | sha256sum | cut -c1-16)
-mod_dir=$cache/build/o2g-$mod_hash
-if [[ ! -s $mod_dir/o2g.ko ]]; then
-    rm -rf "$mod_dir.tmp"
-    mkdir -p "$mod_dir.tmp"
-    cp -r "$top/kmod/." "$mod_dir.tmp/src"
-    # -Werror: a warning in the module is a defect here.
-    if ! make -C "$kdir" M="$mod_dir.tmp/src" KCFLAGS=-Werror modules >"$mod_dir.tmp/build.log" 2>&1; then
-        cat "$mod_dir.tmp/build.log" >&2
-        fail "the module does not build against $kver"
-    fi
-    cp "$mod_dir.tmp/src/o2g.ko" "$mod_dir.tmp/o2g.ko"
-    rm -rf "$mod_dir"
-    mv "$mod_dir.tmp" "$mod_dir"
-    lap "module built (Kbuild)"
-else
-    lap "module from the cache ($mod_dir)"
-fi
+mod_dir=$("$here/module-build.sh" "$top" "$kver" "$cache") || fail "the module does not build against $kver"
+mod_hash=${mod_dir##*/o2g-}
+lap "module $mod_dir"
 ko=$mod_dir/o2g.ko
 modinfo -F vermagic "$ko" | grep -q "^$kver " || fail "o2g.ko's vermagic is not $kver"
 # modinfo: the license, the version dkms.conf packages, every parameter.
@@ -157,31 +141,17 @@ set -e
 lap "VM done (qemu exit $qemu_rc, log $work/guest.log)"
 
 # 7. The verdict.
-tr -d '\r' <"$work/guest.log" >"$work/guest.txt"
 cat "$work/host-checks.txt" >>"$work/checks.txt"
-grep '^KMOD-CHECK ' "$work/guest.txt" >>"$work/checks.txt" || true
+# shellcheck source=tests/kmod/vm-verdict.sh
+source "$here/vm-verdict.sh"
+set +e
 # The checks the guest must report (a check that never ran is a failure).
-for expected in modinfo-host dkms-add-build-install dkms-deb insmod modinfo match-vectors-count match-differential-tagged match-differential-untagged \
-    posted-then-arrived unexpected-then-posted truncation untagged-engine ordering-wildcard \
-    backpressure pin-cache-hit bad-frame-stops-socket peer-close-event peer-reset-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds detach-gives-socket-back attach-refusals \
-    kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean; do
-    grep -q "^KMOD-CHECK $expected " "$work/checks.txt" ||
-        echo "KMOD-CHECK $expected FAIL never reported (the guest stopped early? see $work/guest.log)" >>"$work/checks.txt"
-done
-if grep -qE 'Kernel panic|BUG:|Oops|WARNING:|general protection' "$work/guest.txt"; then
-    echo "KMOD-CHECK guest-console-clean FAIL the guest's console shows a kernel error (see $work/guest.log)" >>"$work/checks.txt"
-else
-    echo "KMOD-CHECK guest-console-clean PASS" >>"$work/checks.txt"
-fi
-[[ $qemu_rc -eq 0 ]] || echo "KMOD-CHECK vm-exit FAIL qemu exited with $qemu_rc (124: timed out)" >>"$work/checks.txt"
-
-sed 's/^KMOD-CHECK /o2g-vm: /' "$work/checks.txt"
-passed=$(grep -c ' PASS' "$work/checks.txt" || true)
-failed=$(grep -c ' FAIL' "$work/checks.txt" || true)
-if [[ $failed -gt 0 ]]; then
-    echo "o2g-vm: the guest's console ends with:"
-    tail -n 30 "$work/guest.txt" | sed 's/^/    /'
-fi
+vm_verdict o2g-vm "$work" "$qemu_rc" modinfo-host dkms-add-build-install dkms-deb insmod modinfo match-vectors-count \
+    match-differential-tagged match-differential-untagged posted-then-arrived unexpected-then-posted truncation \
+    untagged-engine ordering-wildcard backpressure pin-cache-hit bad-frame-stops-socket handoff-to-user-space \
+    peer-close-event peer-reset-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds \
+    detach-gives-socket-back attach-refusals kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer \
+    rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean
+rc=$?
 lap "done"
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+exit $rc

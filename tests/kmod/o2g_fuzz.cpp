@@ -225,8 +225,15 @@ private:
         case _IOC_NR(O2G_IOC_ATTACH): {
             auto* a = static_cast<o2g_attach*>(arg);
             a->fd = random_fd();
-            a->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : 0;
+            a->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(4));
             a->source = random_source();
+            break;
+        }
+        case _IOC_NR(O2G_IOC_TAKE_FRAME):
+        case _IOC_NR(O2G_IOC_RESUME): {
+            auto* h = static_cast<o2g_handoff*>(arg);
+            h->fd = random_fd();
+            h->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : 0;
             break;
         }
         case _IOC_NR(O2G_IOC_DETACH):
@@ -239,7 +246,7 @@ private:
     void random_ioctl()
     {
         static const unsigned long valid[] = {O2G_IOC_INFO, O2G_IOC_MATCH, O2G_IOC_ATTACH, O2G_IOC_DETACH,
-            O2G_IOC_POST_RECV, O2G_IOC_CANCEL, O2G_IOC_SET_EVENTFD, O2G_IOC_STATS};
+            O2G_IOC_POST_RECV, O2G_IOC_CANCEL, O2G_IOC_SET_EVENTFD, O2G_IOC_STATS, O2G_IOC_TAKE_FRAME, O2G_IOC_RESUME};
         unsigned long cmd;
         switch (pick(4)) {
         case 0:

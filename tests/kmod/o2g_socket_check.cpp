@@ -485,6 +485,84 @@ std::string bad_frame(frame_type type, std::uint8_t flags, const char* counter)
     return std::string("EPROTO event, ") + counter + " counted, nothing read after it";
 }
 
+// O2G_ATTACH_HANDOFF | TAGGED_ONLY: an untagged message and a rendezvous
+// request stop the socket for user space, which takes the header, reads the
+// payload itself and resumes; the tagged messages around them still land
+// in the kernel, in order.
+std::string handoff_to_user_space()
+{
+    hashi::wire::frame_header rts;
+    rts.type = frame_type::rts;
+    rts.flags = hashi::wire::flag_tagged;
+    rts.tag = 5;
+    rts.a = 1u << 24; // bytes the sender wants to send
+    rts.b = 77; // its op id
+    sender s([&](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 1, 0, payload(1, 10));
+        send_frame(sock, frame_type::msg, 0, 0, payload(2, 300));
+        const auto h = hashi::wire::encode_header(rts);
+        write_all(sock, h.data(), h.size());
+        send_frame(sock, frame_type::tagged, 2, 0, payload(3, 20));
+    });
+    context ctx;
+    ctx.map_ring();
+    const int fd = s.receiver();
+    o2g_attach a {};
+    a.fd = fd;
+    a.flags = O2G_ATTACH_HANDOFF | O2G_ATTACH_TAGGED_ONLY;
+    a.source = peer_source;
+    ctx.must(O2G_IOC_ATTACH, &a, "attach with handoff");
+    std::vector<std::uint8_t> b1(10), b2(20);
+    o2g_recv r1 = make_recv(1, 1, b1.data(), b1.size()), r2 = make_recv(2, 2, b2.data(), b2.size());
+    ctx.must(O2G_IOC_POST_RECV, &r1, "post 1");
+    ctx.must(O2G_IOC_POST_RECV, &r2, "post 2");
+    o2g_handoff h {};
+    h.fd = fd;
+    if (int e = ctx.call(O2G_IOC_TAKE_FRAME, &h); e != -EAGAIN)
+        throw test_failure("TAKE_FRAME before any handoff gave " + std::to_string(e) + ", expected -EAGAIN");
+    const long long before = o2g_test::module_counter("handoffs").value_or(-1);
+    s.go();
+    expect_completion(must_complete(ctx, "tagged 1"), 1, 1, 0, 10, 10, O2G_CQE_REMOTE_DATA);
+    if (!eventually([&] { return o2g_test::module_counter("handoffs").value_or(-1) == before + 1; }))
+        throw test_failure("the untagged message was not handed off (counter handoffs)");
+    // Its event is unread: the module must not read on yet.
+    if (int e = ctx.call(O2G_IOC_RESUME, &h); e != -EAGAIN)
+        throw test_failure("RESUME with the handoff event unread gave " + std::to_string(e) + ", expected -EAGAIN");
+    auto take = [&](frame_type want, std::size_t payload_bytes, std::uint64_t seed) {
+        const o2g_completion c = must_complete(ctx, "a handoff event");
+        if (c.flags != (O2G_CQE_SOCKET | O2G_CQE_HANDOFF) || c.status != 0 || c.cookie != std::uint64_t(fd))
+            throw test_failure("expected a handoff event, got " + describe(c));
+        ctx.must(O2G_IOC_TAKE_FRAME, &h, "take frame");
+        auto d = hashi::wire::decode_header(h.header);
+        auto* fh = std::get_if<hashi::wire::frame_header>(&d);
+        if (!fh || fh->type != want || fh->length != payload_bytes)
+            throw test_failure(std::string("handed-off header is not the ") + hashi::wire::frame_type_name(want) +
+                " frame sent");
+        std::vector<std::uint8_t> body(payload_bytes);
+        std::size_t got = 0;
+        while (got < body.size()) {
+            const ssize_t n = ::recv(fd, body.data() + got, body.size() - got, 0);
+            if (n <= 0)
+                throw test_failure("recv of the handed-off payload: " + o2g_test::errno_text(errno));
+            got += static_cast<std::size_t>(n);
+        }
+        if (auto bad = check_bytes(body.data(), body.size(), seed); !bad.empty())
+            throw test_failure("handed-off payload: " + bad);
+        ctx.must(O2G_IOC_RESUME, &h, "resume");
+        return fh->b;
+    };
+    take(frame_type::msg, 300, 2);
+    if (take(frame_type::rts, 0, 0) != 77)
+        throw test_failure("the rendezvous request's words were not handed over intact");
+    expect_completion(must_complete(ctx, "tagged 2"), 2, 2, 0, 20, 20, O2G_CQE_REMOTE_DATA);
+    if (auto bad = check_bytes(b2.data(), b2.size(), 3); !bad.empty())
+        throw test_failure("tagged 2 after the handoffs: " + bad);
+    s.join();
+    return "untagged msg (300 B, read by user space) and rts handed off in order between two kernel deliveries; "
+           "RESUME refused while its event was unread";
+}
+
 std::string bad_frames()
 {
     return "type 99: " + bad_frame(static_cast<frame_type>(99), 0, "bad_header") +
@@ -841,7 +919,7 @@ std::string attach_refusals()
     expect("attached-elsewhere", attach_errno(other, a), EBUSY);
     o2g_attach flags {};
     flags.fd = b;
-    flags.flags = 1;
+    flags.flags = 1u << 7;
     expect("unknown-flags", -ctx.call(O2G_IOC_ATTACH, &flags), EINVAL);
     context matching;
     o2g_match_op op {};
@@ -1007,6 +1085,7 @@ int run_all()
         {"backpressure", backpressure},
         {"pin-cache-hit", pin_cache_hit},
         {"bad-frame-stops-socket", bad_frames},
+        {"handoff-to-user-space", handoff_to_user_space},
         {"peer-close-event", peer_close},
         {"peer-reset-event", peer_reset},
         {"munmap-while-arriving", munmap_while_arriving},

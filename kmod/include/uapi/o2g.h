@@ -21,7 +21,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define O2G_ABI_VERSION 1
+#define O2G_ABI_VERSION 2	/* 2: O2G_ATTACH_HANDOFF, TAKE_FRAME, RESUME */
 #define O2G_DEVICE_PATH "/dev/o2g"
 
 /* fi_addr_t's FI_ADDR_UNSPEC: a receive for any source. */
@@ -107,9 +107,22 @@ struct o2g_match_op {
 /* Attach a connected TCP socket; its frames come from `source`. */
 struct o2g_attach {
 	__s32 fd;
-	__u32 flags;		/* none defined: must be 0 */
+	__u32 flags;		/* O2G_ATTACH_* */
 	__u64 source;		/* the peer's fi_addr_t, O2G_ANY_SOURCE if unknown */
 };
+
+/*
+ * o2g_attach.flags. Without HANDOFF a frame the module does not take ends
+ * the socket (EPROTO). With it the module stops at that frame's header and
+ * hands the stream to user space: one O2G_CQE_SOCKET | O2G_CQE_HANDOFF
+ * event, O2G_IOC_TAKE_FRAME gives the 56 header bytes, user space reads
+ * exactly the frame's payload from the socket itself, and O2G_IOC_RESUME
+ * gives the stream back to the module. TAGGED_ONLY hands untagged messages
+ * over too (a provider that keeps FI_MULTI_RECV buffers in user space).
+ */
+#define O2G_ATTACH_HANDOFF	(1u << 0)
+#define O2G_ATTACH_TAGGED_ONLY	(1u << 1)
+#define O2G_ATTACH_FLAGS_ALL	(O2G_ATTACH_HANDOFF | O2G_ATTACH_TAGGED_ONLY)
 
 /* o2g_completion.flags */
 #define O2G_CQE_TRUNCATED	(1u << 0) /* the message was longer than the buffer */
@@ -117,6 +130,9 @@ struct o2g_attach {
 #define O2G_CQE_SOCKET		(1u << 2) /* a socket event: cookie is the fd given to
 					   * O2G_IOC_ATTACH, source its source, status why */
 #define O2G_CQE_REMOTE_DATA	(1u << 3) /* data carries remote CQ data */
+#define O2G_CQE_HANDOFF		(1u << 4) /* with O2G_CQE_SOCKET, status 0: the socket
+					   * stopped at a frame for user space
+					   * (O2G_IOC_TAKE_FRAME) */
 
 /*
  * One completion. status is 0 or a positive errno: EFAULT when the buffer
@@ -182,6 +198,19 @@ struct o2g_ring_header {
 #define O2G_RING_BYTES(entries) \
 	(O2G_RING_HEADER_BYTES + (entries) * sizeof(struct o2g_completion))
 
+/*
+ * O2G_IOC_TAKE_FRAME: the header of the frame a socket handed over (EAGAIN
+ * while the module still reads the socket); may be asked again until
+ * O2G_IOC_RESUME. O2G_IOC_RESUME: user space has read that frame's payload;
+ * the module reads on (EAGAIN while the handoff event is still unread in
+ * the ring: its slot is the socket's until then).
+ */
+struct o2g_handoff {
+	__s32 fd;		/* the socket, as given to O2G_IOC_ATTACH */
+	__u32 flags;		/* none defined: must be 0 */
+	__u8 header[56];	/* TAKE_FRAME: out */
+};
+
 struct o2g_info {
 	__u32 abi_version;	/* O2G_ABI_VERSION */
 	__u32 ring_entries;
@@ -212,7 +241,8 @@ struct o2g_counters {
 	__u64 refused;		/* ioctls refused for bad arguments */
 	__u64 unsupported;	/* frames of a type the module leaves to user space */
 	__u64 ring_overflow;	/* completions dropped: user space moved `tail` back */
-	__u64 reserved[4];
+	__u64 handoffs;		/* frames handed to user space (O2G_ATTACH_HANDOFF) */
+	__u64 reserved[3];
 };
 
 struct o2g_stats {
@@ -232,5 +262,7 @@ struct o2g_stats {
 #define O2G_IOC_CANCEL		_IOWR(O2G_IOC_MAGIC, 6, struct o2g_cancel)
 #define O2G_IOC_SET_EVENTFD	_IOW(O2G_IOC_MAGIC, 7, __s32)
 #define O2G_IOC_STATS		_IOR(O2G_IOC_MAGIC, 8, struct o2g_stats)
+#define O2G_IOC_TAKE_FRAME	_IOWR(O2G_IOC_MAGIC, 9, struct o2g_handoff)
+#define O2G_IOC_RESUME		_IOW(O2G_IOC_MAGIC, 10, struct o2g_handoff)
 
 #endif /* _UAPI_LINUX_O2G_H */

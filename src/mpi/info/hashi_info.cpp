@@ -5,6 +5,7 @@
 #include "common/install_paths.hpp"
 #include "common/number_text.hpp"
 #include "config.h"
+#include "mpi/info/kernel_module.hpp"
 #include "mpi/info/stats_summary.hpp"
 #include "mpi/info/stats_watch.hpp"
 
@@ -77,17 +78,6 @@ std::vector<std::string> providers()
     }
     fi_freeinfo(hints);
     return {names.begin(), names.end()};
-}
-
-std::string kernel_module_status()
-{
-    std::error_code ec;
-    if (std::filesystem::exists("/sys/module/o2g", ec)) {
-        auto v = first_line(read_file("/sys/module/o2g/version"));
-        return "o2g loaded" + (v.empty() ? std::string() : " (version " + v + ")") +
-            (std::filesystem::exists("/dev/o2g", ec) ? ", /dev/o2g present" : ", /dev/o2g missing");
-    }
-    return "o2g not loaded (the user-space receive path is used)";
 }
 
 constexpr double default_watch_interval = 2; // as often as the ranks rewrite their files
@@ -251,7 +241,7 @@ int main(int argc, char** argv)
         std::cout << " " << p;
     }
     std::cout << "\n";
-    std::cout << "Kernel module:        " << kernel_module_status() << "\n";
+    hashi::print_kernel_module(std::cout);
     if (all) {
         print_configure();
     }

@@ -5,6 +5,7 @@
 
 #include "transport/common.hpp"
 #include "transport/objects.hpp"
+#include "transport/recv/kernel_backend.hpp"
 #include "transport/recv/user_backend.hpp"
 
 #include <chrono>
@@ -27,19 +28,39 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     wan_pacing pacing)
     : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)),
       router_(self.addr, s.relays), peers_(s.chunk_size, router_), done_(b_, ops_),
-      backend_(std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv)),
+      backend_(make_backend(domain, min_multi_recv)),
       paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing),
       stats_dir_(std::getenv("FI_HASHI_STATS_DIR") != nullptr ? std::getenv("FI_HASHI_STATS_DIR") : "")
 {
     peers_.add_listener(this);
     peers_.add_listener(backend_.get());
     paths_.listen(listen_fd);
-    paths_.setup_self(peers_.add_self(self_.addr));
+    paths_.setup_self(peers_.add_self(self_.addr), settings_.recv_backend != recv_backend_kind::user);
     if (live && live->enabled())
         liveness_ = std::make_unique<liveness_monitor>(*live, key_.material(), self_.addr.nonce, udp_fd);
 }
 
 engine::~engine() = default;
+
+std::unique_ptr<receive_backend> engine::make_backend(domain_obj& domain, const std::size_t& min_multi_recv)
+{
+    if (settings_.recv_backend != recv_backend_kind::user) {
+        try {
+            return std::make_unique<kernel_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv, loop_);
+        } catch (const std::exception& e) {
+            if (settings_.recv_backend == recv_backend_kind::kernel)
+                throw std::runtime_error(std::string("FI_HASHI_RECV=kernel: ") + e.what());
+            log_warn("receiving in user space (FI_HASHI_RECV=auto): %s", e.what());
+        }
+    }
+    return std::make_unique<user_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv);
+}
+
+void engine::close_path(path& c)
+{
+    backend_->detach(c);
+    paths_.close(c);
+}
 
 bool engine::progress()
 {
@@ -118,7 +139,7 @@ void engine::path_readable(path& c)
 void engine::path_failed(path& c, const std::string& why)
 {
     peer* p = c.p;
-    paths_.close(c);
+    close_path(c);
     if (p != nullptr)
         peers_.fail(*p, why, closing_);
 }
@@ -126,7 +147,7 @@ void engine::path_failed(path& c, const std::string& why)
 void engine::path_ended(path& c)
 {
     peer* p = c.p;
-    paths_.close(c);
+    close_path(c);
     // Anything still queued for it cannot be delivered.
     if (p != nullptr && !closing_ && (!p->sched.empty() || !c.wq.empty()))
         peers_.fail(*p, "the peer closed its endpoint with messages for it still queued", closing_);
@@ -219,12 +240,12 @@ void engine::peer_failed(peer& p)
                 done_.error(*f.done, FI_EIO);
         }
         c->wq.clear();
-        paths_.close(*c);
+        close_path(*c);
     };
     while (!p.paths.empty())
         drop_path(p.paths.front());
     if (p.dialing != nullptr)
-        paths_.close(*p.dialing);
+        close_path(*p.dialing);
     p.redial_pending = false;
     tx_queued_ -= p.sched.drop([&](op* o) { done_.error(*o, FI_EIO); });
     for (op* o : ops_.waiting_on(&p)) {

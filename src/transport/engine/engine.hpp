@@ -31,6 +31,7 @@
 #include "transport/engine/router.hpp"
 #include "transport/engine/wan_pacing.hpp"
 #include "transport/path/path_manager.hpp"
+#include "transport/recv/backend_choice.hpp"
 #include "transport/recv/receive_backend.hpp"
 
 #include <cstddef>
@@ -51,6 +52,7 @@ struct engine_settings {
     std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
+    recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
 };
 
 class engine final : public path_owner,
@@ -139,6 +141,8 @@ private:
     no_pacer no_pacing_;
     std::size_t tx_queued_ = 0; // send queue entries of every peer (the bound of provider_tx_size)
     bool closing_ = false;
+    std::unique_ptr<receive_backend> make_backend(domain_obj& domain, const std::size_t& min_multi_recv);
+    void close_path(path& c); // the backend forgets it first
     // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.
     std::unique_ptr<liveness_monitor> liveness_;
     std::uint64_t next_liveness_scan_ns_ = 0; // monotonic_ns()

@@ -74,11 +74,28 @@ ssize_t path::read_bytes(void* buf, std::size_t len)
 {
     if (stream)
         return stream->read(buf, len);
+    if (read_budget != unlimited) {
+        if (read_budget == 0) {
+            errno = EAGAIN;
+            return -1;
+        }
+        const ssize_t r = ::recv(fd_, buf, std::min(len, read_budget), 0);
+        if (r > 0)
+            read_budget -= static_cast<std::size_t>(r);
+        return r;
+    }
     return ::recv(fd_, buf, len, 0);
 }
 
 ssize_t path::read_into(const iovec* iov, int count)
 {
+    if (!stream && read_budget != unlimited) {
+        // The first iov cut to the budget: the caller loops.
+        for (int i = 0; i < count; ++i)
+            if (iov[i].iov_len > 0)
+                return read_bytes(iov[i].iov_base, iov[i].iov_len);
+        return 0;
+    }
     if (!stream)
         return ::readv(fd_, iov, count);
     // A stream reads into one buffer at a time; the caller loops.

@@ -93,6 +93,11 @@ public:
     // readv; -1 with EBADMSG when the peer's bytes fail authentication).
     ssize_t read_bytes(void* buf, std::size_t len);
     ssize_t read_into(const iovec* iov, int count);
+    // At most this many more bytes are read from the socket (reads past it
+    // fail with EAGAIN): the kernel receive backend lets user space read
+    // one frame and not a byte of the next, which is the module's.
+    static constexpr std::size_t unlimited = ~std::size_t {0};
+    std::size_t read_budget = unlimited;
     // Input the stream has decoded that epoll cannot see.
     bool buffered_input() const { return stream && stream->buffered_input(); }
     // Why the last read failed, for messages.

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,13 +62,68 @@ path& path_manager::add_path(int fd, bool outgoing)
     return *paths_.back();
 }
 
-void path_manager::setup_self(peer& self)
+namespace {
+
+bool same_endpoint(const sockaddr_in& x, const sockaddr_in& y)
+{
+    return x.sin_addr.s_addr == y.sin_addr.s_addr && x.sin_port == y.sin_port;
+}
+
+// The connection from `from` that `l` holds; a stranger's, which may come
+// first on a loopback port, is closed. -1 with errno.
+int accept_from(int l, int from)
+{
+    sockaddr_in mine {};
+    socklen_t len = sizeof mine;
+    if (::getsockname(from, reinterpret_cast<sockaddr*>(&mine), &len) != 0)
+        return -1;
+    for (int tries = 0; tries < 8; ++tries) {
+        sockaddr_in peer {};
+        len = sizeof peer;
+        const int c = ::accept4(l, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0 || same_endpoint(peer, mine))
+            return c;
+        ::close(c);
+    }
+    errno = ECONNREFUSED;
+    return -1;
+}
+
+// A connected pair over 127.0.0.1, both ends non-blocking; false with errno.
+bool tcp_loopback_pair(int sv[2])
+{
+    sockaddr_in a {};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    bool ok = l >= 0 && ::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(l, 1) == 0 &&
+        ::getsockname(l, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+    sv[0] = ok ? ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+    ok = ok && sv[0] >= 0 && ::connect(sv[0], reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    sv[1] = ok ? accept_from(l, sv[0]) : -1;
+    ok = ok && sv[1] >= 0 && ::fcntl(sv[0], F_SETFL, O_NONBLOCK) == 0;
+    const int e = errno;
+    if (l >= 0)
+        ::close(l);
+    if (!ok) {
+        for (int i = 0; i < 2; ++i)
+            if (sv[i] >= 0)
+                ::close(sv[i]);
+        errno = e;
+    }
+    return ok;
+}
+
+} // namespace
+
+void path_manager::setup_self(peer& self, bool tcp)
 {
     // Sends to ourselves go through a socket pair, so they take exactly the
     // same path (framing, matching, rendezvous) as sends to anyone else.
     int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
-        throw std::runtime_error(std::string("socketpair for sends to self: ") + std::strerror(errno));
+    if (tcp ? !tcp_loopback_pair(sv) : ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0)
+        throw std::runtime_error(std::string("socket pair for sends to self: ") + std::strerror(errno));
     self.host = self_.host;
     self.pid = static_cast<std::uint32_t>(getpid());
     path& tx = add_path(sv[0], true);

@@ -65,7 +65,9 @@ public:
     // Takes the bound, listening socket.
     void listen(int listen_fd);
     // The loopback pair that sends to self take (the same path as any peer).
-    void setup_self(peer& self);
+    // `tcp`: over loopback TCP instead of a Unix socket pair, for a
+    // receive backend that reads TCP only (the o2g module).
+    void setup_self(peer& self, bool tcp = false);
     // Starts a connection to the peer (the router says where).
     void dial(peer& p);
     // Makes sure a peer that is to get frames has or gets a path.

@@ -39,6 +39,9 @@ public:
 
     verdict offer(std::uint32_t seq, std::size_t bytes) const noexcept;
     void delivered() noexcept { ++expected_; }
+    // The frames before `seq` were delivered elsewhere, in order (by the
+    // o2g module, over this peer's one connection): expect `seq` next.
+    void resync(std::uint32_t seq) noexcept { expected_ = seq; }
     // Keeps a frame that offer() said to hold.
     void hold(const wire::frame_header& h, const std::uint8_t* payload, std::size_t len);
     // The held frame that is next now, removed from the stage.

@@ -6,10 +6,11 @@
 //   user_backend (recv/user_backend.hpp)  reads attached paths in user
 //       space, restores sequence order (path/reorder.hpp), matches with the
 //       user-space engine (match/match_engine.hpp) and copies payloads.
-//   o2g (kmod/, issue "o2g")  the kernel module does the reading,
-//       matching and copying in the TCP receive handler and reports
-//       completions through a ring; it implements this same interface, so
-//       nothing above it changes.
+//   kernel_backend (recv/kernel_backend.hpp)  the o2g module (kmod/) does
+//       the reading, matching and copying of eager tagged messages in the
+//       TCP receive handler and reports completions through a ring; the
+//       rest it hands back to a user_backend. FI_HASHI_RECV chooses
+//       (recv/backend_choice.hpp).
 //
 // Contract: receives are posted, peeked, claimed and cancelled here with
 // libfabric's semantics (fi_trecvmsg's FI_PEEK, FI_CLAIM, FI_DISCARD,
@@ -80,6 +81,8 @@ public:
     // The path's handshake is done: its frames are the backend's from now
     // on (bytes already buffered in the path included).
     virtual void attach(path& p) = 0;
+    // The path is closing (its descriptor may be closed already): forget it.
+    virtual void detach(path& /*p*/) {}
     // The path is readable (or has buffered bytes): read and deliver.
     // Returns whether anything moved.
     virtual bool on_readable(path& p) = 0;

@@ -5,6 +5,8 @@
 // multi-receive buffers packed. The reading half is user_reader.cpp.
 #include "transport/recv/user_backend.hpp"
 
+#include "transport/recv/recv_op.hpp"
+
 #include "transport/send/send_scheduler.hpp"
 
 #include "transport/common.hpp"
@@ -83,17 +85,7 @@ ssize_t user_backend::post(const recv_request& r0)
         return peek(r);
     auto& engine = engine_for(r.tagged);
 
-    op* o = ops_.new_op();
-    o->k = (r.flags & FI_MULTI_RECV) ? op::kind::multi_recv : op::kind::recv;
-    o->tagged = r.tagged;
-    o->completion = r.completion;
-    o->context = r.context;
-    o->iov_count = r.count;
-    std::copy(r.iov, r.iov + r.count, o->iov.begin());
-    o->length = total_length(r.iov, r.count);
-    o->addr = r.src;
-    o->tag = r.tag;
-    o->ignore = r.ignore;
+    op* o = new_recv_op(ops_, r);
 
     if (r.flags & FI_CLAIM) {
         // The message an earlier FI_PEEK|FI_CLAIM reserved for this context.

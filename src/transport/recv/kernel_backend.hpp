@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The o2g receive backend (FI_HASHI_RECV=kernel; receive_backend.hpp): the
+// kernel module (kmod/) reads each attached path, matches eager tagged
+// messages against the tagged receives posted here and copies their
+// payload straight into the application's buffer in the TCP receive
+// handler; completions come through the ring it shares with us, so a
+// received message costs no system call.
+//
+// Everything else stays in user space, in a user_backend this backend
+// owns: untagged messages (MPICH's FI_MULTI_RECV buffers), rendezvous data,
+// RMA, control frames. The module attaches each socket with
+// O2G_ATTACH_HANDOFF | O2G_ATTACH_TAGGED_ONLY: at such a frame it stops
+// and hands the stream over; we put the header into the path's receive
+// buffer, let the user backend read exactly the rest of that frame
+// (path::read_budget) and give the stream back (O2G_IOC_RESUME). The same
+// catch-up runs once at attach, for bytes the handshake read ahead.
+//
+// Not taken here (refused with a logged reason, so a job fails instead of
+// hanging): FI_PEEK/FI_CLAIM on tagged receives, tagged receives of more
+// than one iov, and tagged rendezvous requests (messages above
+// FI_HASHI_EAGER_SIZE, which may be raised to 1 MiB); protected streams
+// (secure/) cannot be parsed by the module and are refused too.
+//
+// Progress thread only.
+#pragma once
+
+#include "transport/engine/progress.hpp"
+#include "transport/recv/o2g_device.hpp"
+#include "transport/recv/user_backend.hpp"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace hashi::fi {
+
+class kernel_backend final : public receive_backend {
+public:
+    kernel_backend(domain_obj& domain, const bindings& b, peer_table& peers, operations& ops, completions& done,
+        receive_events& up, const std::size_t& min_multi_recv, progress_loop& loop);
+    ~kernel_backend() override;
+
+    void attach(path& p) override;
+    void detach(path& p) override;
+    bool on_readable(path& p) override;
+    bool poll() override;
+    ssize_t post(const recv_request& r) override;
+    ssize_t cancel(void* context) override;
+    void renumber(peer& p) override { user_.renumber(p); }
+    void directed_sources(std::vector<fi_addr_t>& out) const override;
+    std::size_t posted() const noexcept override { return user_.posted() + by_context_.size(); }
+    std::size_t unexpected() const noexcept override;
+    void peer_failed(peer& p) override;
+
+private:
+    // Where a path's stream is read.
+    enum class reader : std::uint8_t {
+        catch_up_to_attach, // user space, up to a frame boundary, then ATTACH
+        catch_up_to_resume, // user space, the handed-off frame, then RESUME
+        kernel, // the module
+        user, // user space for good: the module gave the stream back at its end
+    };
+    struct attached_path {
+        path* c = nullptr;
+        int sock = -1; // our duplicate of the path's socket: the module's name for it
+        reader r = reader::catch_up_to_attach;
+    };
+
+    bool catch_up(attached_path& a);
+    std::size_t bytes_to_frame_end(const path& c) const;
+    void socket_event(const o2g_completion& e);
+    void completed(op& o, const o2g_completion& e);
+    void forget(attached_path& a);
+    attached_path* find(path& c);
+
+    operations& ops_;
+    completions& done_;
+    const bindings& b_;
+    receive_events& up_;
+    o2g_device dev_;
+    user_backend user_;
+
+    // The ring wakes a blocking progress wait through the context's poll.
+    struct ring_watch final : event_handler {
+        void on_events(std::uint32_t) override {} // poll() drains the ring every round
+    } ring_watch_;
+    registration ring_reg_;
+
+    std::unordered_map<int, attached_path> by_sock_;
+    std::unordered_map<void*, op*> by_context_; // tagged receives posted to the module, for cancel
+    std::unordered_set<const op*> posted_ops_; // the same, to check the cookies the ring gives back
+};
+
+} // namespace hashi::fi

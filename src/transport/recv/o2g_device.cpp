@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The o2g context (o2g_device.hpp).
+#include "transport/recv/o2g_device.hpp"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace hashi::fi {
+
+namespace {
+
+int call(int fd, unsigned long cmd, void* arg) noexcept
+{
+    return ::ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+} // namespace
+
+o2g_device::o2g_device(const char* path)
+{
+    fd_ = ::open(path, O_RDWR | O_CLOEXEC);
+    if (fd_ < 0) {
+        const int e = errno;
+        throw std::runtime_error(std::string("cannot open ") + path + ": " + std::strerror(e) +
+            (e == ENOENT ? " (load the o2g module: modprobe o2g, from the hashi-o2g-dkms package)" : ""));
+    }
+    o2g_info info {};
+    if (call(fd_, O2G_IOC_INFO, &info) != 0 || info.abi_version < 2) {
+        ::close(fd_);
+        throw std::runtime_error(std::string(path) +
+            " is an o2g module without frame handoff (ABI 2); install this release's hashi-o2g-dkms");
+    }
+    ring_bytes_ = (O2G_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
+    ring_ = ::mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (ring_ == MAP_FAILED) {
+        const int e = errno;
+        ::close(fd_);
+        throw std::runtime_error(std::string("cannot map the o2g completion ring: ") + std::strerror(e));
+    }
+}
+
+o2g_device::~o2g_device()
+{
+    ::munmap(ring_, ring_bytes_);
+    ::close(fd_);
+}
+
+int o2g_device::attach(int sock, std::uint64_t source, std::uint32_t flags) noexcept
+{
+    o2g_attach a {};
+    a.fd = sock;
+    a.flags = flags;
+    a.source = source;
+    return call(fd_, O2G_IOC_ATTACH, &a);
+}
+
+int o2g_device::detach(int sock) noexcept
+{
+    std::int32_t s = sock;
+    return call(fd_, O2G_IOC_DETACH, &s);
+}
+
+int o2g_device::post(o2g_recv& r) noexcept { return call(fd_, O2G_IOC_POST_RECV, &r); }
+int o2g_device::cancel(o2g_cancel& c) noexcept { return call(fd_, O2G_IOC_CANCEL, &c); }
+int o2g_device::take_frame(o2g_handoff& h) noexcept { return call(fd_, O2G_IOC_TAKE_FRAME, &h); }
+int o2g_device::stats(o2g_stats& s) const noexcept { return call(fd_, O2G_IOC_STATS, &s); }
+
+int o2g_device::resume(int sock) noexcept
+{
+    o2g_handoff h {};
+    h.fd = sock;
+    return call(fd_, O2G_IOC_RESUME, &h);
+}
+
+std::optional<o2g_completion> o2g_device::next() noexcept
+{
+    auto* h = static_cast<o2g_ring_header*>(ring_);
+    auto* entries = reinterpret_cast<const o2g_completion*>(static_cast<const char*>(ring_) + O2G_RING_HEADER_BYTES);
+    // The module writes an entry, then publishes head (release); we read
+    // head (acquire), then the entry, then hand the slot back through tail.
+    const std::uint32_t head = std::atomic_ref<std::uint32_t>(h->head).load(std::memory_order_acquire);
+    const std::uint32_t tail = h->tail;
+    if (head == tail)
+        return std::nullopt;
+    const o2g_completion c = entries[tail & (h->entries - 1)];
+    std::atomic_ref<std::uint32_t>(h->tail).store(tail + 1, std::memory_order_release);
+    return c;
+}
+
+} // namespace hashi::fi

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One context of the o2g kernel module (kmod/, /dev/o2g) as the provider
+// uses it: the descriptor and the mapped completion ring, owned for the
+// context's lifetime (closing the descriptor gives every attached socket
+// back and unpins everything, also when the process dies), and the ioctls
+// of kmod/include/uapi/o2g.h with their errors as negative errno values.
+//
+// Progress thread only.
+#pragma once
+
+extern "C" {
+#include "uapi/o2g.h"
+}
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hashi::fi {
+
+class o2g_device {
+public:
+    // Opens /dev/o2g (or `path`) and maps the ring; throws std::runtime_error
+    // saying what is missing and what to do.
+    explicit o2g_device(const char* path = O2G_DEVICE_PATH);
+    ~o2g_device();
+    o2g_device(const o2g_device&) = delete;
+    o2g_device& operator=(const o2g_device&) = delete;
+
+    int fd() const noexcept { return fd_; }
+
+    // 0 or -errno.
+    int attach(int sock, std::uint64_t source, std::uint32_t flags) noexcept;
+    int detach(int sock) noexcept;
+    int post(o2g_recv& r) noexcept;
+    int cancel(o2g_cancel& c) noexcept;
+    int take_frame(o2g_handoff& h) noexcept;
+    int resume(int sock) noexcept;
+    int stats(o2g_stats& s) const noexcept;
+
+    // The next completion in the ring, consumed; nullopt when none. No
+    // system call: the ring is shared memory.
+    std::optional<o2g_completion> next() noexcept;
+
+private:
+    int fd_ = -1;
+    void* ring_ = nullptr;
+    std::size_t ring_bytes_ = 0;
+};
+
+} // namespace hashi::fi

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs in the provider's o2g VM, chrooted into the host's root
+# (guest-provider-init.sh): MPI jobs on the staged Hashi with
+# FI_HASHI_RECV=kernel, two processes MPICH takes for two nodes so every
+# message goes through the provider, checked by their own output and by
+# the module's counters; then a job killed with SIGKILL mid-transfer must
+# leave the module with nothing (0 contexts, sockets, pinned pages).
+#   guest-provider-run.sh PREFIX WORK BENCH   (WORK: host-compiled programs)
+prefix=$1 work=$2 bench=$3
+export PATH="$prefix/bin:/usr/sbin:/usr/bin:/sbin:/bin" HOME=/tmp
+cd /tmp || exit 1
+check() { echo "KMOD-CHECK $1 $2${3:+ $3}"; }
+counter() { cat "/sys/class/misc/o2g/counters/$1" 2>/dev/null || echo missing; }
+idle() { [[ $(counter contexts) == 0 && $(counter sockets) == 0 && $(counter pinned_pages) == 0 ]]; }
+wait_idle() { local i; for ((i = 0; i < 3000; i++)); do idle && return 0; sleep 0.01; done; return 1; }
+# Two "hosts" on this machine: PMI_process_mapping makes them two nodes.
+job() { # backend, name, program args...
+    local backend=$1 name=$2
+    shift 2
+    timeout 600 mpiexec -n 2 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" -hosts n0,n1 \
+        -genv FI_HASHI_RECV "$backend" -genv FI_HASHI_EAGER_SIZE 1048576 "$@" >"$name.out" 2>&1
+}
+
+echo "KMOD-BEGIN provider, kernel $(uname -r), o2g $(cat /sys/module/o2g/version)"
+for ex in "ring 5:OK" "pi 200000:OK" "isort:VERIFICATION SUCCESSFUL"; do
+    prog=${ex%%:*} want=${ex#*:}
+    name=${prog%% *}
+    d0=$(counter delivered) h0=$(counter handoffs)
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086 # the program and its arguments
+    job kernel "$name" "$work/"$prog
+    rc=$?
+    t1=$(date +%s.%N)
+    d=$(($(counter delivered) - d0)) h=$(($(counter handoffs) - h0))
+    # No rank may report an error either (a path the module refused, say).
+    if [[ $rc == 0 ]] && grep -q "$want" "$name.out" && ! grep -q "error: " "$name.out" && [[ $d -gt 0 ]] && wait_idle; then
+        check "provider-$name" PASS "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f s", b-a}'), $d messages delivered by the module, $h frames handed to user space, module idle after"
+    else
+        check "provider-$name" FAIL "exit $rc, delivered $d, handoffs $h, contexts $(counter contexts) sockets $(counter sockets) pinned $(counter pinned_pages): $(tail -5 "$name.out" | tr '\n' ' ')"
+    fi
+done
+
+# hashi-info shows the module: its version, parameters and counters.
+hashi-info >info.out 2>&1
+delivered=$(counter delivered)
+if grep -q "^Kernel module: *o2g loaded (version $(cat /sys/module/o2g/version)), /dev/o2g present" info.out &&
+    grep -q "^  parameters: .*max_posted=$(cat /sys/module/o2g/parameters/max_posted)" info.out &&
+    grep -q "^  counters: .*delivered=$delivered " info.out; then
+    check hashi-info-module PASS "$(grep -A2 '^Kernel module' info.out | tr -s ' ' | tr '\n' ';' | cut -c1-300)"
+else
+    check hashi-info-module FAIL "$(grep -A2 '^Kernel module' info.out | tr '\n' ';')"
+fi
+
+# A refused choice is an error that says what to do, not a crash.
+if job kernal bad-choice "$work/ring" 1; then
+    check provider-bad-choice FAIL "FI_HASHI_RECV=kernal was accepted"
+elif grep -q "user, kernel or auto" bad-choice.out; then
+    check provider-bad-choice PASS "$(grep -o 'FI_HASHI_RECV=kernal[^:]*: use user, kernel or auto' bad-choice.out | head -1)"
+else
+    check provider-bad-choice FAIL "$(tail -3 bad-choice.out | tr '\n' ' ')"
+fi
+
+# kill -9 of a rank while messages flow: nothing left in the module.
+job kernel kill9 "$work/ring" 1000000 &
+jobpid=$!
+for ((i = 0; i < 3000; i++)); do
+    [[ $(counter sockets) != 0 && $(counter sockets) != missing ]] && break
+    sleep 0.01
+done
+sleep 0.5
+victim=$(pgrep -f "^$work/ring 1000000" | head -1)
+if [[ -n $victim ]]; then
+    pinned_during=$(counter pinned_pages)
+    kill -9 "$victim"
+    wait "$jobpid"
+    rc=$?
+    if wait_idle; then
+        check provider-kill-9 PASS "rank $victim killed with $pinned_during pages pinned; job ended (exit $rc); 0 contexts, 0 sockets, 0 pinned pages after"
+    else
+        check provider-kill-9 FAIL "contexts $(counter contexts) sockets $(counter sockets) pinned $(counter pinned_pages) after the kill"
+    fi
+else
+    wait "$jobpid"
+    check provider-kill-9 FAIL "no rank to kill (job exit $?): $(tail -3 kill9.out | tr '\n' ' ')"
+fi
+
+if [[ $bench != 0 ]]; then
+    bash "$(dirname "$0")/../../bench/kmod/bench-guest.sh" "$work" "$bench"
+fi
