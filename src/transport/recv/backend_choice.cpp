@@ -12,7 +12,10 @@ namespace hashi::fi {
 std::optional<recv_backend_kind> recv_backend_from_environment(bool plain_streams, std::string& err, const char* device)
 {
     const char* v = std::getenv("FI_HASHI_RECV");
-    const std::string_view want = v != nullptr && *v != '\0' ? v : "auto";
+    // The default is user until the module takes MPI_Probe and tagged
+    // rendezvous: with `auto` as the default, a program that probes would
+    // fail on every node where the module happens to be loaded.
+    const std::string_view want = v != nullptr && *v != '\0' ? v : "user";
     const bool present = ::access(device, F_OK) == 0;
     if (want == "user")
         return recv_backend_kind::user;

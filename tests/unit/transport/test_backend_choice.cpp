@@ -45,11 +45,20 @@ bool contains(const std::string& s, const char* part) { return s.find(part) != s
 
 BOOST_AUTO_TEST_SUITE(backend_choice)
 
-BOOST_AUTO_TEST_CASE(auto_is_the_default_and_follows_the_device)
+BOOST_AUTO_TEST_CASE(user_is_the_default_even_with_the_device)
 {
     std::string err;
     present_file dev;
     env_recv unset(nullptr);
+    BOOST_TEST((recv_backend_from_environment(true, err, dev.path.c_str()) == recv_backend_kind::user));
+    BOOST_TEST(err.empty());
+}
+
+BOOST_AUTO_TEST_CASE(auto_follows_the_device)
+{
+    std::string err;
+    present_file dev;
+    env_recv choice("auto");
     BOOST_TEST((recv_backend_from_environment(true, err, missing) == recv_backend_kind::user));
     BOOST_TEST((recv_backend_from_environment(true, err, dev.path.c_str()) == recv_backend_kind::kernel_if_it_opens));
     // Relayed or protected streams: the module cannot read them.
