@@ -157,12 +157,14 @@ bool engine::flush(peer& p)
             return false;
         }
     }
-    // The pacer hook: the kernel's pacing rate follows the collectives'
-    // WAN share on paths that cross the WAN; user-space pacing (a token
-    // bucket) plugs in here.
-    if (pacing_.enabled() && router_.crosses_wan(p))
-        pacing_.apply(c->fd(), c->pacing_generation);
-    pacer& pace = no_pacing_;
+    // The pacer hook: a path that crosses the WAN passes the process's WAN
+    // token bucket and its socket paces at the same rate (wan_pacing.hpp).
+    pacer* paced = nullptr;
+    if (router_.crosses_wan(p)) {
+        paced = pacing_.wan_pacer(monotonic_ns());
+        pacing_.apply(c->fd(), c->wan_tuned, c->pacing_generation);
+    }
+    pacer& pace = paced != nullptr ? *paced : no_pacing_;
     bool moved = false;
     for (;;) {
         const std::size_t committed = c->committed_bytes();
