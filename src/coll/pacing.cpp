@@ -19,6 +19,7 @@ namespace {
 Pacing base; // outside collective phases
 Pacing published; // what the record holds now
 std::uint32_t senders_of_job = 1;
+int phases = 0; // WanShares alive
 
 void publish(const Pacing& p)
 {
@@ -75,15 +76,21 @@ std::uint32_t job_senders()
 WanShare::WanShare(const Hierarchy& h, int senders) : previous_(published), active_(h.nclusters > 1)
 {
     // Nothing crosses a WAN: leave the share alone.
-    if (active_)
-        publish(share_of(static_cast<std::uint64_t>(link_params().wan_rate),
-            static_cast<std::uint32_t>(senders < 1 ? 1 : senders), PaceReason::collective));
+    if (!active_)
+        return;
+    ++phases;
+    publish(share_of(static_cast<std::uint64_t>(link_params().wan_rate),
+        static_cast<std::uint32_t>(senders < 1 ? 1 : senders), PaceReason::collective));
 }
 
 WanShare::~WanShare()
 {
-    if (active_)
-        publish(previous_);
+    if (!active_)
+        return;
+    // Shares that overlap without nesting (one made, another made, the
+    // first gone) must not leave a phase's rate behind: the last one gone
+    // goes back to the base.
+    publish(--phases == 0 ? base : previous_);
 }
 
 } // namespace hashi::coll
