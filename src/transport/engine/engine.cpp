@@ -170,7 +170,12 @@ bool engine::flush(peer& p)
         const std::size_t committed = c->committed_bytes();
         if (committed < commit_window_bytes)
             c->commit(p.sched.commit(c->wq, commit_window_frames, commit_window_bytes - committed, p.tx_seq));
-        if (c->wq.empty()) {
+        // Done only when the protected stream has put its sealed bytes on
+        // the socket too: frames count as written once the stream took
+        // them, and a record it could not finish waits for EPOLLOUT here
+        // (write() flushes it first). Paced WAN sockets, whose send buffer
+        // drains slowly, left a record's tail behind this way for good.
+        if (c->wq.empty() && !(c->stream && c->stream->output_pending())) {
             c->want_write(false);
             return moved;
         }
