@@ -18,3 +18,4 @@ CONNECT_BENCH_FILES = bench/connect/run-connect bench/connect/connect.c
 TESTS += bench/p2p/smoke.sh
 EXTRA_DIST += $(P2P_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh
 EXTRA_DIST += bench/relay/run-relay bench/relay/README.md bench/relay/run-trunks bench/relay/trunk_load.c
+EXTRA_DIST += bench/wan/run-wan bench/wan/wan-kernels.c bench/wan/README.md

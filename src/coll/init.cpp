@@ -4,6 +4,7 @@
 // parameters (file or probe) once for the whole job.
 #include "hierarchy.hpp"
 #include "link_params.hpp"
+#include "pacing.hpp"
 #include "runtime.hpp"
 #include "settings.hpp"
 
@@ -36,11 +37,13 @@ void after_init()
         fail(e.what());
     }
     set_settings(s);
+    // GridMPI programs read these keys whatever the job's shape.
+    create_psp_keyvals();
     if (!s.enabled)
         return;
     // One reduction tells every rank whether the job spans clusters. A
     // single-cluster job then passes everything to MPICH and we create no
-    // communicator, keyval or attribute at all.
+    // communicator or attribute at all (only the two keyvals above).
     const int id = my_cluster_id();
     int span[2] = {id, -id}, extremes[2] = {0, 0};
     PMPI_Allreduce(span, extremes, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -64,7 +67,11 @@ void after_init()
     } catch (const std::exception& e) {
         fail(e.what());
     }
+    // A WAN budget the user gives is what the cost model plans with too.
+    if (s.wan_rate_mbit != 0)
+        p.wan_rate = static_cast<double>(s.wan_rate_mbit) * 125e3;
     set_link_params(p);
+    set_job_pacing(*world);
     if (s.verbose >= 1 && world->rank == 0)
         std::fprintf(stderr,
             "hashi-coll: %d clusters; link parameters (%s): node %.0f Mbit/s, %.0f us between nodes; WAN "

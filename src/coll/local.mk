@@ -18,6 +18,7 @@ libhashi_coll_la_SOURCES = \
 	src/coll/link_params.cpp src/coll/link_params.hpp \
 	src/coll/probe.cpp \
 	src/coll/pacing.cpp src/coll/pacing.hpp src/common/abi/wan_share_abi.h \
+	src/coll/hints.cpp src/coll/yampi_psp.h \
 	src/coll/schedule.cpp src/coll/schedule.hpp \
 	src/coll/nonblocking.cpp src/coll/nonblocking.hpp \
 	src/coll/tuning.hpp \
@@ -58,6 +59,9 @@ libhashi_coll_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 libhashi_coll_la_LIBADD = libhashi_common_pic.la $(HASHI_SANITIZE_LIBS)
 EXTRA_libhashi_coll_la_DEPENDENCIES = $(MPICH_STAMP)
 EXTRA_DIST += src/coll/README.md
+# GridMPI's pacing attributes (hints.cpp).
+collincludedir = $(includedir)
+collinclude_HEADERS = src/coll/yampi_psp.h
 
 ## Unit tests of the parts that need no running job (Boost.Test) ###########
 check_PROGRAMS += tests/unit/coll-unit

@@ -3,37 +3,94 @@
 
 #include "common/abi/wan_share_abi.h"
 #include "link_params.hpp"
+#include "settings.hpp"
+
+#include <cstdio>
 
 // Exported under a C name for the provider (the contract is in common/abi/wan_share_abi.h).
 extern "C" {
-__attribute__((visibility("default"))) hashi_wan_share hashi_coll_wan_share = {HASHI_WAN_SHARE_ABI, 0, 0, 0};
+__attribute__((visibility("default"))) hashi_wan_share hashi_coll_wan_share = {HASHI_WAN_SHARE_ABI, 0, 0, 0, 0, 0, 0};
 }
 
 namespace hashi::coll {
 
 namespace {
-void publish(int senders)
+
+Pacing base; // outside collective phases
+Pacing published; // what the record holds now
+std::uint32_t senders_of_job = 1;
+int phases = 0; // WanShares alive
+
+void publish(const Pacing& p)
 {
-    __atomic_store_n(
-        &hashi_coll_wan_share.wan_rate, static_cast<std::uint64_t>(link_params().wan_rate), __ATOMIC_RELAXED);
-    __atomic_store_n(&hashi_coll_wan_share.senders, static_cast<std::uint32_t>(senders), __ATOMIC_RELAXED);
+    published = p;
+    __atomic_store_n(&hashi_coll_wan_share.wan_rate, p.wan_rate, __ATOMIC_RELAXED);
+    __atomic_store_n(&hashi_coll_wan_share.senders, p.senders, __ATOMIC_RELAXED);
+    __atomic_store_n(&hashi_coll_wan_share.pace_rate, p.pace_rate, __ATOMIC_RELAXED);
+    __atomic_store_n(&hashi_coll_wan_share.reason, static_cast<std::uint32_t>(p.reason), __ATOMIC_RELAXED);
     __atomic_fetch_add(&hashi_coll_wan_share.generation, 1, __ATOMIC_RELEASE);
 }
+
 } // namespace
 
-WanShare::WanShare(const Hierarchy& h, int senders)
-    : previous_(static_cast<int>(__atomic_load_n(&hashi_coll_wan_share.senders, __ATOMIC_RELAXED)))
+Pacing share_of(std::uint64_t wan_rate, std::uint32_t senders, PaceReason why)
 {
-    if (h.nclusters > 1)
-        publish(senders < 1 ? 1 : senders);
-    else
-        previous_ = -1; // nothing crosses a WAN: leave the share alone
+    if (wan_rate == 0 || senders == 0)
+        return {};
+    return {wan_rate, senders, wan_rate / senders, why};
+}
+
+void set_base_pacing(const Pacing& p)
+{
+    base = p;
+    publish(p);
+}
+
+const Pacing& base_pacing()
+{
+    return base;
+}
+
+void set_job_pacing(const Hierarchy& world)
+{
+    const Settings& s = settings();
+    // A budget the user gave, else the WAN rate measured or configured;
+    // the built-in defaults are a guess, not a budget.
+    std::uint64_t budget = s.wan_rate_mbit * 125'000ULL;
+    if (budget == 0 && link_params().source != LinkParams {}.source)
+        budget = static_cast<std::uint64_t>(link_params().wan_rate);
+    const auto senders = static_cast<std::uint32_t>(
+        s.job_wan_senders != 0 ? s.job_wan_senders : static_cast<int>(world.members[world.my_cluster].size()));
+    senders_of_job = senders;
+    set_base_pacing(share_of(budget, senders, PaceReason::job));
+    if (s.verbose >= 1 && world.rank == 0)
+        std::fprintf(stderr, "hashi-coll: WAN pacing: %.1f Mbit/s per process (%.1f Mbit/s shared by %u senders)\n",
+            static_cast<double>(base.pace_rate) * 8e-6, static_cast<double>(budget) * 8e-6, senders);
+}
+
+std::uint32_t job_senders()
+{
+    return senders_of_job;
+}
+
+WanShare::WanShare(const Hierarchy& h, int senders) : previous_(published), active_(h.nclusters > 1)
+{
+    // Nothing crosses a WAN: leave the share alone.
+    if (!active_)
+        return;
+    ++phases;
+    publish(share_of(static_cast<std::uint64_t>(link_params().wan_rate),
+        static_cast<std::uint32_t>(senders < 1 ? 1 : senders), PaceReason::collective));
 }
 
 WanShare::~WanShare()
 {
-    if (previous_ >= 0)
-        publish(previous_);
+    if (!active_)
+        return;
+    // Shares that overlap without nesting (one made, another made, the
+    // first gone) must not leave a phase's rate behind: the last one gone
+    // goes back to the base.
+    publish(--phases == 0 ? base : previous_);
 }
 
 } // namespace hashi::coll

@@ -84,6 +84,18 @@ Settings read_settings()
     }
     if (auto v = env_text("HASHI_COLL_PARAMS_SAVE"))
         s.params_save = *v;
+    try {
+        if (auto v = env_size("HASHI_WAN_RATE", 10'000'000))
+            s.wan_rate_mbit = *v;
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string(e.what()) + "; HASHI_WAN_RATE is the job's WAN budget in Mbit/s");
+    }
+    if (auto v = env_size("HASHI_WAN_SENDERS", 1 << 20)) {
+        s.job_wan_senders = static_cast<int>(*v);
+        if (s.job_wan_senders == 0)
+            throw std::runtime_error("HASHI_WAN_SENDERS=0: the WAN budget is shared by at least one sender "
+                                     "(unset it to count the processes of each cluster)");
+    }
     return s;
 }
 

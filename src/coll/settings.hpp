@@ -23,6 +23,11 @@ struct Settings {
     std::string params_file; // HASHI_COLL_PARAMS: link parameters to use instead of probing
     std::string probe = "auto"; // HASHI_COLL_PROBE=auto|off
     std::string params_save; // HASHI_COLL_PARAMS_SAVE: write the probed parameters here
+    // The job's WAN budget (pacing.hpp): HASHI_WAN_RATE in Mbit/s, 0 = from
+    // the link parameters when measured or configured; HASHI_WAN_SENDERS,
+    // 0 = the processes of this cluster.
+    unsigned long long wan_rate_mbit = 0;
+    int job_wan_senders = 0;
 
     bool any_forced() const;
 };

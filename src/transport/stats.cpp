@@ -58,6 +58,8 @@ void engine::write_stats() const
     }
     std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_.addr.describe().c_str(), static_cast<int>(getpid()),
         self_.host.c_str());
+    // The process's WAN pacing and why: one rate for all its WAN paths.
+    std::fprintf(f, "# wan_pacing %llu %s\n", static_cast<unsigned long long>(pacing_.rate()), pacing_.reason());
     std::fprintf(f,
         "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
         "tcp_retransmits route max_pacing_rate tcp_rtos tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate\n");

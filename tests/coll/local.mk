@@ -4,7 +4,8 @@
 # tests/integration/examples.sh does) and run them across fake clusters.
 COLL_TESTS = \
 	tests/coll/collectives.sh \
-	tests/coll/interposer.sh
+	tests/coll/interposer.sh \
+	tests/coll/pacing-hints.sh
 TESTS += $(COLL_TESTS)
 EXTRA_DIST += $(COLL_TESTS) tests/coll/collcheck.c tests/coll/fortran_coll.f90 tests/coll/auto_select.c \
-	tests/coll/nonblocking.c
+	tests/coll/nonblocking.c tests/coll/pace_hint.c

@@ -124,6 +124,11 @@ started=$(date +%s.%N)
 # the buffer, so TCP overruns the queue whatever the load.
 two_senders small 16K
 delayline_pid=$(cat "$state/delayline-c0.pid" 2>/dev/null)
+# What an admin sets for MPI over a WAN, in every namespace (testbed/README.md, TCP settings).
+# (The kernel's defaults are 1 and 0.)
+run sysctls -- "$tb" exec c1n1 sysctl net.ipv4.tcp_slow_start_after_idle net.ipv4.tcp_no_metrics_save
+expect_in sysctls sysctls.out '^net.ipv4.tcp_slow_start_after_idle = 0$'
+expect_in sysctls sysctls.out '^net.ipv4.tcp_no_metrics_save = 1$'
 if ((drops > 0)); then pass "small buffer: c0gw's uplink queue dropped $drops packets"; else
     fail "small buffer: c0gw's uplink queue dropped nothing"; fi
 expect_in stats-small stats-small.out "^record=delayline link=c0 gateway=c0gw direction=up frames=[1-9][0-9]* .*lost_frames=0 "

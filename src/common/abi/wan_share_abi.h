@@ -8,14 +8,16 @@
  * - Writer: libhashi-coll defines exactly one `struct hashi_wan_share`
  *   named `hashi_coll_wan_share`, exported with default visibility and C
  *   linkage, initialised with abi = HASHI_WAN_SHARE_ABI and the rest 0. It
- *   stores `wan_rate` and `senders` (relaxed), then increments `generation`
- *   (release), on every change.
+ *   stores `wan_rate`, `senders`, `pace_rate` and `reason` (relaxed), then
+ *   increments `generation` (release), on every change.
  * - Reader: the provider finds it with dlsym(RTLD_DEFAULT,
  *   "hashi_coll_wan_share") (it is a module that libfabric opened, the
  *   library is linked into the program), uses it only when `abi` equals its
  *   own HASHI_WAN_SHARE_ABI, and otherwise paces nothing. It loads
- *   `generation` (acquire) first and rereads `senders` and `wan_rate` only
- *   when it changed.
+ *   `generation` (acquire) first and rereads the other fields only when it
+ *   changed. `pace_rate` is what it applies: the bytes per second this
+ *   process may send over the WAN in all (its share of the job's WAN
+ *   budget); `wan_rate`, `senders` and `reason` say where that came from.
  * - `abi` is constant from load time on and read plainly; the other fields
  *   are accessed only with __atomic builtins, on both sides. Nothing is
  *   locked: the provider reads it on its progress path.
@@ -28,13 +30,25 @@
 
 #include <stdint.h>
 
-#define HASHI_WAN_SHARE_ABI 1
+#define HASHI_WAN_SHARE_ABI 2
+
+/* Why the process paces at `pace_rate` (the statistics name it). */
+enum hashi_wan_pace_reason {
+    HASHI_PACE_NONE = 0,       /* no WAN budget known: no limit */
+    HASHI_PACE_JOB = 1,        /* the job's budget (HASHI_WAN_RATE or the probe) / its senders */
+    HASHI_PACE_COLLECTIVE = 2, /* a collective's WAN phase with `senders` concurrent senders */
+    HASHI_PACE_INFO_HINT = 3,  /* info keys hashi_wan_rate / hashi_wan_senders on a communicator */
+    HASHI_PACE_PSP_ATTR = 4    /* GridMPI's YAMPI_PSP_MAXRATE / YAMPI_PSP_MATB attributes */
+};
 
 struct hashi_wan_share {
     uint32_t abi;        /* HASHI_WAN_SHARE_ABI */
-    uint32_t senders;    /* concurrent WAN senders of the running collective phase, 0 = none */
-    uint64_t generation; /* bumped on every change of `senders` */
-    uint64_t wan_rate;   /* bytes/s of the WAN bottleneck per direction, 0 = unknown */
+    uint32_t senders;    /* concurrent WAN senders the budget is shared by, 0 = none */
+    uint64_t generation; /* bumped on every change */
+    uint64_t wan_rate;   /* bytes/s of the WAN budget per direction, 0 = unknown */
+    uint64_t pace_rate;  /* bytes/s this process may send over the WAN, 0 = no limit */
+    uint32_t reason;     /* enum hashi_wan_pace_reason */
+    uint32_t reserved;   /* 0 */
 };
 
 #endif

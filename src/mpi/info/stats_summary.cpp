@@ -66,6 +66,14 @@ std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string&
         int n = 0;
         while (std::getline(in, text)) {
             ++n;
+            if (text.rfind("# wan_pacing ", 0) == 0) {
+                std::istringstream s(text.substr(13));
+                EndpointPacing e;
+                e.endpoint = f.stem().string();
+                if (s >> e.rate >> e.reason)
+                    snap.pacing.push_back(std::move(e));
+                continue;
+            }
             if (text.empty() || text[0] == '#')
                 continue;
             std::istringstream s(text);

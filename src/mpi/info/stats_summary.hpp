@@ -27,8 +27,16 @@ struct PeerStats {
     unsigned long long rtos = 0, lost = 0, retrans_out = 0, cwnd = 0, srtt_us = 0, pacing_rate = 0;
 };
 
+// An endpoint's WAN pacing (its file's "# wan_pacing RATE REASON" line).
+struct EndpointPacing {
+    std::string endpoint;
+    unsigned long long rate = 0; // bytes/s for all its WAN paths; 0: no limit
+    std::string reason; // job, collective, info-hint, psp-attribute, none, off
+};
+
 struct StatsSnapshot {
     std::vector<PeerStats> peers;
+    std::vector<EndpointPacing> pacing; // from files that have the line
     size_t endpoints = 0; // files read
 };
 

@@ -61,6 +61,10 @@ void print_tcp_table(const StatsSnapshot& now, std::ostream& out)
     if (without != 0)
         out << "; " << without << " peer line(s) from files without the TCP columns (?)";
     out << "\n";
+    // Why each endpoint's WAN paths pace at the limit shown above.
+    for (const auto& e : now.pacing)
+        out << "wan pacing: " << e.endpoint << " " << (e.rate == 0 ? std::string("no limit") : mib_per_s(e.rate) + " MiB/s")
+            << " (" << e.reason << ")\n";
 }
 
 } // namespace hashi

@@ -178,22 +178,25 @@ bool engine::flush(peer& p)
             return false;
         }
     }
-    // The pacer hook: the kernel's pacing rate follows the collectives'
-    // WAN share on paths that cross the WAN; user-space pacing (a token
-    // bucket) plugs in here.
-    if (pacing_.enabled() && router_.crosses_wan(p))
-        pacing_.apply(c->fd(), c->pacing_generation);
-    pacer& pace = no_pacing_;
+    // The pacer hook: a path that crosses the WAN passes the process's WAN
+    // token bucket and its socket paces at the same rate (wan_pacing.hpp).
+    pacer* paced = nullptr;
+    if (router_.crosses_wan(p)) {
+        paced = pacing_.wan_pacer(monotonic_ns());
+        pacing_.apply(c->fd(), c->wan_tuned, c->pacing_generation);
+    }
+    pacer& pace = paced != nullptr ? *paced : no_pacing_;
     bool moved = false;
     for (;;) {
         const std::size_t committed = c->committed_bytes();
         if (committed < commit_window_bytes)
             c->commit(p.sched.commit(c->wq, commit_window_frames, commit_window_bytes - committed, p.tx_seq));
-        // Nothing queued, and nothing sealed by the path's protected stream
-        // that the socket has not taken yet: done. (Bytes a stream sealed
-        // but could not send are flushed by c->write below; disarming
-        // EPOLLOUT with them still inside would leave them there for good,
-        // and the peer waiting for them: a job across clusters hung so.)
+        // Done only when the protected stream has put its sealed bytes on
+        // the socket too: frames count as written once the stream took
+        // them, and a record it could not finish waits for EPOLLOUT here
+        // (write() flushes it first). Disarming EPOLLOUT with such bytes
+        // still inside left them there for good and the peer waiting: jobs
+        // across clusters hung so (tests/wan/federation.sh, isort_mpich).
         if (c->wq.empty() && !(c->stream && c->stream->output_pending())) {
             c->want_write(false);
             return moved;

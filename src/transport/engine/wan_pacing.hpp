@@ -1,13 +1,29 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The provider's side of the collectives' WAN share (src/coll/pacing.hpp):
-// when libhashi-coll is in the process and a collective announces that k
-// processes of this cluster send over the WAN at once, connections to
-// other clusters are paced to wan_rate / k with SO_MAX_PACING_RATE, so the
-// k flows share the bottleneck instead of overflowing its queue. TCP
-// paces by itself when the qdisc is not fq (Linux >= 4.13).
+// Pacing and tuning of this process's connections to other clusters.
+//
+// The rate: when libhashi-coll is in the process it publishes how fast this
+// process may send over the WAN in all (common/abi/wan_share_abi.h: the
+// job's WAN budget / its concurrent WAN senders, a hint, or a collective's
+// WAN phase). Every write to another cluster, point-to-point included,
+// then passes one token bucket at that rate shared by all the process's WAN
+// paths (so four WAN peers at once still get one share), and each WAN
+// socket's SO_MAX_PACING_RATE is set to it, so the kernel spreads what the
+// bucket lets through instead of bursting it at line rate (TCP paces by
+// itself without fq since Linux 4.13). A connection idle through a compute
+// phase restarts at the paced rate too: no burst into the bottleneck.
+//
+// The tuning, once per WAN socket: TCP_NOTSENT_LOWAT (the kernel keeps at
+// most that much unsent, so the bucket's decisions stay close to the wire)
+// and the congestion control the user picks (FI_HASHI_WAN_CC, e.g. bbr).
+// Socket buffers are left to the kernel's autotuning, whose ceiling
+// (net.ipv4.tcp_wmem / tcp_rmem) the admin sizes to the bandwidth-delay
+// product; see the README.
 #pragma once
 
+#include "transport/send/pacer.hpp"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 
 struct hashi_wan_share;
@@ -16,16 +32,33 @@ namespace hashi::fi {
 
 class wan_pacing {
 public:
-    // Finds the share record if libhashi-coll is loaded. FI_HASHI_WAN_PACING=0
-    // turns pacing off; a malformed value sets `error`.
+    // Finds the share record if libhashi-coll is loaded and reads
+    // FI_HASHI_WAN_PACING (0 = off), FI_HASHI_WAN_CC and
+    // FI_HASHI_WAN_NOTSENT_LOWAT; false with `error` naming what is wrong
+    // (an unknown congestion control names the available ones).
     bool init(std::string& error);
     bool enabled() const { return share_ != nullptr; }
-    // Brings the socket's pacing rate up to date with the share, if the
-    // share changed since `applied` (the connection's last generation).
-    void apply(int fd, std::uint64_t& applied) const;
+    // The pacer for a write to another cluster now (the share reread when
+    // it changed), or nullptr when nothing limits it.
+    pacer* wan_pacer(std::uint64_t now_ns);
+    // Brings a WAN socket up to date: the tuning once (`tuned`), the rate
+    // when it changed since `applied` (the socket's last generation).
+    void apply(int fd, bool& tuned, std::uint64_t& applied);
+    // For the statistics: bytes/s in force (0 = none) and why.
+    std::uint64_t rate() const { return rate_; }
+    const char* reason() const;
 
 private:
+    void refresh(std::uint64_t now_ns);
     const hashi_wan_share* share_ = nullptr;
+    std::uint64_t generation_ = 0;
+    std::uint64_t rate_ = 0;
+    std::uint64_t budget_ = 0;
+    std::uint32_t senders_ = 0;
+    std::uint32_t reason_ = 0;
+    std::optional<token_bucket> bucket_;
+    std::string congestion_control_; // empty: the system's default
+    std::uint64_t notsent_lowat_ = 0; // 0: not set
 };
 
 } // namespace hashi::fi

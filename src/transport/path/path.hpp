@@ -130,6 +130,7 @@ public:
     bool bye_received = false;
     bool eof = false;
     std::uint64_t pacing_generation = 0; // the WAN share last applied (wan_pacing)
+    bool wan_tuned = false; // the WAN socket options set (wan_pacing)
     // Protection (src/transport/secure): decided when the handshake is done;
     // while `securing`, the stream's own handshake runs and no frame moves.
     secure::protection protect = secure::protection::none;

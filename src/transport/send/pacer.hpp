@@ -5,12 +5,11 @@
 // written, ready_at() is when a zero allowance becomes positive again (the
 // path arms a timer for it). Progress thread only.
 //
-// Two pacers exist today. `no_pacer` never holds anything back; the path
-// also brings its socket's kernel pacing rate (SO_MAX_PACING_RATE) up to
-// date with the collectives' WAN share at the same hook (engine/wan_pacing).
-// `token_bucket` releases bytes at a rate with a bounded burst, in user
-// space, for the pacing work (issue "Pacing") to drive from the job's WAN
-// budget.
+// Two pacers exist. `no_pacer` never holds anything back (paths inside a
+// cluster); `token_bucket` releases bytes at a rate with a bounded burst,
+// in user space: one of them paces all of a process's WAN paths at its
+// share of the job's WAN budget (engine/wan_pacing), which also sets the
+// sockets' kernel pacing rate (SO_MAX_PACING_RATE) at the same hook.
 #pragma once
 
 #include <cstddef>
