@@ -10,11 +10,14 @@ P2P_BENCH_FILES = \
 	bench/p2p/p2p_main.c \
 	bench/p2p/p2p_latency.c \
 	bench/p2p/p2p_stream.c \
-	bench/p2p/p2p_exchange.c
+	bench/p2p/p2p_exchange.c \
+	bench/p2p/tcp/tcp_pingpong.c
+
+FFT_BENCH_FILES = bench/fft/run-fft bench/fft/fft_alltoall.c
 
 CONNECT_BENCH_FILES = bench/connect/run-connect bench/connect/connect.c
 
 # A quick run of the runner on the sockets provider (a few seconds).
 TESTS += bench/p2p/smoke.sh
-EXTRA_DIST += $(P2P_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh
+EXTRA_DIST += $(P2P_BENCH_FILES) $(FFT_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh
 EXTRA_DIST += bench/relay/run-relay bench/relay/README.md
