@@ -31,8 +31,10 @@ def fmt(v):
     return f"{v:.2f}"
 
 
-def best_other(values, subject, better):
-    others = [v for name, v in values.items() if name != subject and v is not None]
+def best_other(values, subject, better, limits):
+    """The best value of the MPI peers other than the subject; a limit (the
+    raw TCP ping-pong) is a column of its own, not a peer to beat."""
+    others = [v for name, v in values.items() if name != subject and name not in limits and v is not None]
     if not others:
         return None
     return min(others) if better == "lower" else max(others)
@@ -41,6 +43,7 @@ def best_other(values, subject, better):
 def tables(peers, args, iperf):
     """The text tables, one per benchmark: rows are sizes, columns peers."""
     lines = []
+    limits = {p.name for p in peers if getattr(p, "raw_tcp", False)}
     for bench, unit, better, title in BENCHMARKS:
         if bench not in args.benchmarks:
             continue
@@ -49,13 +52,16 @@ def tables(peers, args, iperf):
         has_subject = args.subject in data
         sizes = sorted({s for d in data.values() for s in d})
         lines.append(f"== {bench}: {title}, {unit}, {better} is better")
-        missing = [p.name for p in peers if p.name not in data]
+        missing = [p.name for p in peers if p.name not in data and (p.only is None or bench in p.only)]
         if missing:
             lines.append(f"   not measured: {', '.join(missing)} (see the peers below)")
         vs_iperf = unit == "MB/s" and iperf
         if vs_iperf:
             lines.append(f"   (NN%) = share of one iperf3 TCP stream on the same path, {iperf:.0f} MB/s")
-        head = ["size"] + names + ([f"{args.subject}/best"] if has_subject else [])
+        # Ratios to the best MPI peer, and to each peer of --ratio-to on its own.
+        extra = [n for n in args.ratio_to if n in data and n != args.subject] if has_subject else []
+        head = ["size"] + names + ([f"{args.subject}/best"] if has_subject else []) \
+            + [f"{args.subject}/{n}" for n in extra]
         rows = []
         for s in sizes:
             vals = {n: data[n].get(s) for n in names}
@@ -68,9 +74,9 @@ def tables(peers, args, iperf):
                     cell += f" ({share:.0f}%)" if share >= 1 else " (<1%)"
                 row.append(cell)
             if has_subject:
-                ref = best_other(vals, args.subject, better)
                 mine = vals[args.subject]
-                row.append(f"{mine / ref:.2f}" if mine is not None and ref else "-")
+                for ref in [best_other(vals, args.subject, better, limits)] + [vals[n] for n in extra]:
+                    row.append(f"{mine / ref:.2f}" if mine is not None and ref else "-")
             rows.append(row)
         if not rows:
             lines.append("   no peer produced results")
@@ -79,6 +85,9 @@ def tables(peers, args, iperf):
             for r in [head] + rows:
                 lines.append("  ".join(c.rjust(w) for c, w in zip(r, widths)).rstrip())
         lines.append("")
+    if args.oversubscribe:
+        lines.append(f"load: {args.oversubscribe} CPU-bound processes beside every peer's jobs "
+                     f"(--oversubscribe), {os.cpu_count()} cores")
     lines.append("peers:")
     for p in peers:
         if p.error:
@@ -149,7 +158,7 @@ def write_plots(peers, args, iperf, out_dir, term):
 def save_json(peers, args, iperf, prefix, out_dir):
     doc = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "prefix": prefix, "quick": args.quick, "hosts": args.hosts,
+        "prefix": prefix, "quick": args.quick, "hosts": args.hosts, "oversubscribe": args.oversubscribe,
         "units": {b: u for b, u, _, _ in BENCHMARKS},
         "iperf3_mbps": iperf,
         "peers": {p.name: {"error": p.error, "header": p.header, "failures": p.failures,

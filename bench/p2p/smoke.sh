@@ -45,6 +45,18 @@ run missing -- "$HASHI_SRCDIR/bench/p2p/run-p2p" --prefix "$HASHI_PREFIX" --quic
 expect_status missing 0
 expect_in missing missing.out "no-such-provider: unavailable: libfabric offers no provider 'no-such-provider'"
 expect_in missing "$work/out-missing/tables.txt" '^size +sockets$'
+# The raw TCP limit as a column of its own, beside one CPU-bound load
+# process: its ratio column, the load line, and latency only (no failure
+# for the benchmarks it does not have).
+run limit -- "$HASHI_SRCDIR/bench/p2p/run-p2p" --prefix "$HASHI_PREFIX" --quick --peers sockets,tcp \
+    --benchmarks latency,bw --subject sockets --oversubscribe 1 --out "$work/out-limit"
+expect_status limit 0
+expect_in limit limit.out '^run-p2p: oversubscribed: 1 CPU-bound processes'
+expect_in limit "$work/out-limit/tables.txt" '^size +sockets +tcp +sockets/best +sockets/tcp$'
+expect_in limit "$work/out-limit/tables.txt" '^ +4K +[0-9.]+ +[0-9.]+ +- +[0-9.]+$'
+expect_in limit "$work/out-limit/tables.txt" '^load: 1 CPU-bound processes'
+expect_in limit "$work/out-limit/raw/tcp.latency.out" '^latency 4096 [0-9]+ [0-9.]+ us$'
+expect_count limit-only "$work/out-limit/tables.txt" 'tcp.*FAILED|not measured: tcp' 0
 # No peer measured anything: that is a failed run, with the reason.
 run none -- "$HASHI_SRCDIR/bench/p2p/run-p2p" --prefix "$HASHI_PREFIX" --quick --peers no-such-provider \
     --out "$work/out-none"

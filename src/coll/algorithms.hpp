@@ -97,6 +97,12 @@ int alltoall_hier(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     MPI_Datatype recvtype, const Hierarchy& h, const Tuning& t);
 int alltoallv_hier(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
     const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, const Hierarchy& h, const Tuning& t);
+// One node: every rank reads its block from every other rank's send buffer
+// with process_vm_readv (one copy; MPICH 4.0.2's shared memory makes two,
+// cell by cell). Falls back to MPICH's, on every rank alike, for several
+// nodes, in-place, non-contiguous types, or a kernel that refuses the read.
+int alltoall_cma(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+    MPI_Datatype recvtype, const Hierarchy& h);
 
 // ---- barrier -----------------------------------------------------------
 // Node, then cluster, then one dissemination among cluster leaders (one

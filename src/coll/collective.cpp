@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, 2> bcast_algos {"leader", "matsuda"};
 constexpr std::array<std::string_view, 6> allreduce_algos {
     "leader", "matsuda", "lr_lr", "lr_rab", "lr_lr_pipe", "ring"};
 constexpr std::array<std::string_view, 1> hier_only {"hier"};
+constexpr std::array<std::string_view, 2> alltoall_algos {"hier", "cma"};
 } // namespace
 
 std::string_view name_of(Collective c)
@@ -50,6 +51,8 @@ std::span<const std::string_view> algorithms_of(Collective c)
         return bcast_algos;
     case Collective::allreduce:
         return allreduce_algos;
+    case Collective::alltoall:
+        return alltoall_algos;
     default:
         return hier_only;
     }

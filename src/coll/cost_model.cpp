@@ -186,6 +186,11 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
     case Collective::alltoallv: {
         const double per_pair = n / std::max(m.P, 1.0);
         e.push_back({"mpich", mpich_alltoall(m, per_pair)});
+        // The single copy is for one node, where the selector picks it by
+        // rule; on a communicator that spans nodes it hands the call to
+        // MPICH after one exchange of addresses, so never cheaper.
+        if (c == Collective::alltoall)
+            e.push_back({"cma", mpich_alltoall(m, per_pair) + m.al});
         // Remote blocks leave from L lanes; ranks that are not lanes hand
         // theirs over first. Local pairs exchange directly meanwhile.
         const double handover = q > L ? (q - L) / L * q * (S - 1) * per_pair / m.Bn : 0;

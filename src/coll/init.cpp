@@ -109,12 +109,12 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided)
 
 int MPI_Finalize(void)
 {
-    if (hashi::coll::is_active.exchange(false)) {
-        // Our sub-communicators of the predefined communicators must go
-        // before MPICH dismantles those.
-        hashi::coll::forget_hierarchy(MPI_COMM_WORLD);
-        hashi::coll::forget_hierarchy(MPI_COMM_SELF);
-    }
+    // Our sub-communicators of the predefined communicators must go before
+    // MPICH dismantles those: built at MPI_Init when active, or on a large
+    // alltoall of a single-cluster job (pmpi_entry.cpp).
+    hashi::coll::is_active.store(false);
+    hashi::coll::forget_hierarchy(MPI_COMM_WORLD);
+    hashi::coll::forget_hierarchy(MPI_COMM_SELF);
     return PMPI_Finalize();
 }
 

@@ -41,6 +41,7 @@ COLL_ALGORITHMS = \
 	src/coll/algorithms/reduce_hier.cpp \
 	src/coll/algorithms/reduce_scatter_block_hier.cpp \
 	src/coll/algorithms/alltoall_hier.cpp \
+	src/coll/algorithms/alltoall_cma.cpp \
 	src/coll/algorithms/alltoallv_hier.cpp \
 	src/coll/algorithms/cluster_tree.cpp src/coll/algorithms/cluster_tree.hpp \
 	src/coll/algorithms/cluster_reduce.cpp src/coll/algorithms/cluster_reduce.hpp \

@@ -9,6 +9,7 @@
 #include "nonblocking.hpp"
 #include "runtime.hpp"
 #include "selector.hpp"
+#include "settings.hpp"
 
 #include <mpi.h>
 
@@ -101,6 +102,27 @@ int start(MPI_Comm comm, Collective c, const Choice& choice, const Hierarchy& h,
     if (err != MPI_SUCCESS)
         PMPI_Comm_call_errhandler(comm, err);
     return err;
+}
+
+// A job of one cluster leaves everything to MPICH (init.cpp), except an
+// alltoall of large blocks on one node: MPICH 4.0.2 copies those twice
+// through its shared memory, alltoall_cma once. The block size is the same
+// on every rank (MPI requires matching signatures), so all build the
+// hierarchy (collective) and decide alike.
+int single_cluster_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const Hierarchy* h = nullptr;
+    if (!settings().enabled || comm == MPI_COMM_NULL || sendbuf == MPI_IN_PLACE ||
+        double(recvcount) * type_size(recvtype) < kCmaMinBlock || (h = hierarchy_of(comm)) == nullptr ||
+        h->nnodes != 1)
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    Choice choice = choose(*h, {Collective::alltoall, double(recvcount) * type_size(recvtype) * h->size, recvcount});
+    if (choice.algorithm != "cma")
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return run(comm, Collective::alltoall, choice, [&](const Tuning&) {
+        return algo::alltoall_cma(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, *h);
+    });
 }
 
 } // namespace
@@ -218,7 +240,11 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     const Hierarchy* h = nullptr;
     if (recvcount < 0 || sendcount < 0 || recvtype == MPI_DATATYPE_NULL ||
-        (sendbuf != MPI_IN_PLACE && sendtype == MPI_DATATYPE_NULL) || (h = eligible(comm)) == nullptr)
+        (sendbuf != MPI_IN_PLACE && sendtype == MPI_DATATYPE_NULL))
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!active())
+        return single_cluster_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if ((h = eligible(comm)) == nullptr)
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     const double bytes = double(recvcount) * type_size(recvtype) * h->size;
     Choice choice = choose(*h, {Collective::alltoall, bytes, recvcount});
@@ -230,6 +256,10 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                 choice.algorithm = "hier";
     if (choice.algorithm == "mpich")
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (choice.algorithm == "cma")
+        return run(comm, Collective::alltoall, choice, [&](const Tuning&) {
+            return algo::alltoall_cma(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, *h);
+        });
     return run(comm, Collective::alltoall, choice, [&](const Tuning& t) {
         return algo::alltoall_hier(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, *h, t);
     });

@@ -17,6 +17,7 @@ namespace {
 // The predicted time ours must beat MPICH's by (a fraction of it).
 constexpr double kMargin = 0.9;
 
+
 bool is_reduction(Collective c)
 {
     c = blocking_form(c);
@@ -33,6 +34,10 @@ std::string decide(const Hierarchy& h, const Call& call, int lanes, std::string&
     if (!forced.empty() && forced != "auto") {
         reason = "forced by HASHI_COLL_" + std::string(env_suffix_of(call.collective));
         return forced;
+    }
+    if (call.collective == Collective::alltoall && h.nnodes == 1 && call.bytes / h.size >= kCmaMinBlock) {
+        reason = "one node, blocks of 32 KiB or more: single copy (MPICH 4.0.2's shared memory makes two)";
+        return "cma";
     }
     if (h.nclusters == 1) {
         reason = "one cluster: MPICH's node-aware algorithms fit";

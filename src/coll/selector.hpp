@@ -32,4 +32,9 @@ struct Choice {
 
 Choice choose(const Hierarchy& h, const Call& call);
 
+// Alltoall blocks from this size on go by single copy (alltoall_cma) when
+// the communicator is on one node. Below it MPICH's shared-memory cells cost
+// less than a system call per block, and a block fits in a few cells.
+constexpr double kCmaMinBlock = 32 * 1024;
+
 } // namespace hashi::coll

@@ -13,7 +13,8 @@ MPICH_STAMP = $(abs_top_builddir)/mpich.stamp
 DISTCLEANFILES = $(MPICH_STAMP)
 MPICH_JOBS = `nproc 2>/dev/null || echo 2`
 BUILT_SOURCES = $(MPICH_STAMP)
-EXTRA_DIST += src/mpi/build-mpich src/mpi/mpich-source.txt src/mpi/mpich-configure-flags.txt
+EXTRA_DIST += src/mpi/build-mpich src/mpi/mpich-source.txt src/mpi/mpich-configure-flags.txt \
+	src/mpi/on-node-large-messages.md
 
 $(MPICH_STAMP): $(top_srcdir)/src/mpi/mpich-source.txt $(top_srcdir)/src/mpi/mpich-configure-flags.txt
 	$(AM_V_GEN)$(top_srcdir)/src/mpi/build-mpich --cache "$(MPICH_CACHE)" --link "$(MPICH_LINK)" --jobs $(MPICH_JOBS)

@@ -150,4 +150,13 @@ check mpich-off "$L5" HASHI_COLL=off -- --quick \
     --coll bcast,allreduce,allgather,allgatherv,alltoall,alltoallv,barrier,reduce_scatter_block,ibcast,iallreduce,ibarrier
 check auto-9 "$L9" -- --quick --comm world,oneleft
 
+## One node: alltoall by single copy (algorithms/alltoall_cma.cpp) #########
+# Forced, it runs for every type and count (in place and non-contiguous
+# types fall back to MPICH's on every rank together); unforced, a job of
+# one cluster, where the library otherwise steps aside, runs it by itself
+# for the large count's blocks (25000 ints or doubles per pair).
+check cma-forced "c0n0:4" HASHI_COLL_ALLTOALL=cma -- --coll alltoall --comm world,evenodd,reverse,oneleft
+check cma-auto "c0n0:4" HASHI_COLL_VERBOSE=1 -- --coll alltoall --comm world,reverse
+expect_in cma-auto cma-auto.err '^hashi-coll: alltoall on comm of 4 ranks in 1 clusters, .*: cma \(one node'
+
 finish
