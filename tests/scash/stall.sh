@@ -59,6 +59,14 @@ check_app() { # name program args...
         expect_in "$app-busy-$i" "$app-busy-$i.out" 'check: bitwise equal to the sequential run'
         busy+=("$(timed_part "$app-busy-$i.out")")
     done
+    # A run that did not finish (killed by the timeout) has no time: that
+    # is the stall itself, not a ratio to compute.
+    local n_times
+    n_times=$(printf '%s\n' "${quiet[@]}" "${busy[@]}" | grep -c '^[0-9]')
+    if [[ $n_times -lt 6 ]]; then
+        fail "$app: only $n_times of 6 runs finished within ${SCASH_TIMEOUT} s (alone: ${quiet[*]}; beside busy loops: ${busy[*]}): a stall"
+        return
+    fi
     local qm bm slowest
     qm=$(median3 "${quiet[@]}") bm=$(median3 "${busy[@]}")
     slowest=$(printf '%s\n' "${quiet[@]}" | sort -g | tail -1)
