@@ -5,6 +5,7 @@
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
 #include "scash/scash.h"
+#include "scash/wait.hpp"
 
 #include <unistd.h>
 
@@ -115,7 +116,7 @@ std::size_t backing_limit(Runtime& rt)
     }
     const std::size_t phys = std::size_t(sysconf(_SC_PHYS_PAGES)) * std::size_t(sysconf(_SC_PAGESIZE));
     unsigned long long mine = rt.max_bytes != 0 ? rt.max_bytes : phys / std::size_t(on_node), least = 0;
-    MPI_Allreduce(&mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt.coll);
+    serving_allreduce(rt, &mine, &least, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN);
     return std::size_t(least);
 }
 
@@ -142,6 +143,12 @@ int send_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag)
     return MPI_Send(buf, int(n), MPI_BYTE, dest, tag, rt.proto);
 }
 
+int isend_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag, MPI_Request& req)
+{
+    rt.stats.count_message(n);
+    return MPI_Isend(buf, int(n), MPI_BYTE, dest, tag, rt.proto, &req);
+}
+
 } // namespace hashi::scash
 
 using namespace hashi::scash;
@@ -165,7 +172,7 @@ int report_once(const Runtime& rt, int code, const char* function, const std::st
 bool all_ok(Runtime& rt, bool ok)
 {
     int mine = ok ? 1 : 0, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, rt.coll);
+    serving_allreduce(rt, &mine, &all, 1, MPI_INT, MPI_MIN);
     return all == 1;
 }
 
@@ -191,8 +198,8 @@ Spread spread(Runtime& rt, std::initializer_list<unsigned long long> args)
     unsigned long long mine[4] = {};
     std::copy(args.begin(), args.end(), mine);
     Spread s;
-    MPI_Allreduce(mine, s.lo, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MIN, rt.coll);
-    MPI_Allreduce(mine, s.hi, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MAX, rt.coll);
+    serving_allreduce(rt, mine, s.lo, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MIN);
+    serving_allreduce(rt, mine, s.hi, int(args.size()), MPI_UNSIGNED_LONG_LONG, MPI_MAX);
     return s;
 }
 
@@ -202,7 +209,7 @@ Spread spread(Runtime& rt, std::initializer_list<unsigned long long> args)
 int agree(Runtime& rt, int code, bool everywhere, const char* function, const std::string& why)
 {
     int worst = SCASH_OK;
-    MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, rt.coll);
+    serving_allreduce(rt, &code, &worst, 1, MPI_INT, MPI_MAX);
     if (worst == SCASH_OK)
         return SCASH_OK;
     if (code == SCASH_OK)
@@ -264,7 +271,7 @@ int scash_init(void)
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_at_mpi_finalize, &keyval, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr);
     MPI_Comm_free_keyval(&keyval);
-    MPI_Barrier(rt->coll);
+    serving_barrier(*rt);
     return SCASH_OK;
 }
 
@@ -278,7 +285,7 @@ int scash_finalize(void)
     barrier(*rt);
     if (rt->print_stats)
         scash_stats_print("scash");
-    MPI_Barrier(rt->coll);
+    serving_barrier(*rt);
     service_stop(*rt);
     set_runtime(nullptr);
     remove_fault_handler();
@@ -345,7 +352,7 @@ int scash_alloc(size_t size, int dist, void** ptr)
     }
     rt->allocated_bytes += bytes;
     reserve_written_lists(*rt);
-    MPI_Barrier(rt->coll);
+    serving_barrier(*rt);
     *ptr = r->app;
     return SCASH_OK;
 }
@@ -366,7 +373,7 @@ int scash_free(void* ptr)
         return rc;
     rt->allocated_bytes -= r->bytes;
     rt->regions.destroy(r);
-    MPI_Barrier(rt->coll);
+    serving_barrier(*rt);
     return SCASH_OK;
 }
 
@@ -474,7 +481,7 @@ int scash_stats_total(scash_stats_t* out)
         return report(SCASH_ERR_ARG, "scash_stats_total", "out is NULL");
     scash_stats_t mine = rt->stats.snapshot();
     static_assert(sizeof(scash_stats_t) % sizeof(uint64_t) == 0);
-    MPI_Allreduce(&mine, out, int(sizeof mine / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM, rt->coll);
+    serving_allreduce(*rt, &mine, out, int(sizeof mine / sizeof(uint64_t)), MPI_UINT64_T, MPI_SUM);
     return SCASH_OK;
 }
 

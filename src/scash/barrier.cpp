@@ -15,6 +15,7 @@
 //  5. Copies of written pages are dropped, except at the home and at a sole
 //     writer (whose copy equals the home's).
 #include "scash/runtime.hpp"
+#include "scash/wait.hpp"
 
 #include <unordered_map>
 
@@ -25,7 +26,11 @@ int barrier(Runtime& rt)
     rt.stats.barriers.fetch_add(1, std::memory_order_relaxed);
     const int mine = int(rt.written_interval.size());
     std::vector<int> counts(std::size_t(rt.nprocs)), displs(std::size_t(rt.nprocs));
-    if (MPI_Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, rt.coll) != MPI_SUCCESS)
+    // Nonblocking collectives waited for serving (wait.hpp): a process here
+    // may still be asked for pages by one that has not arrived yet.
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Iallgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, rt.coll, &req) != MPI_SUCCESS ||
+        !wait_all(rt, {&req, 1}))
         return report(SCASH_ERR_MPI, "scash_barrier", "MPI_Allgather of the write-notice counts failed");
     int total = 0;
     for (int q = 0; q < rt.nprocs; ++q) {
@@ -33,8 +38,9 @@ int barrier(Runtime& rt)
         total += counts[std::size_t(q)];
     }
     std::vector<GlobalPage> all(static_cast<std::size_t>(total));
-    if (MPI_Allgatherv(rt.written_interval.data(), mine, MPI_UINT64_T, all.data(), counts.data(), displs.data(),
-            MPI_UINT64_T, rt.coll) != MPI_SUCCESS)
+    if (MPI_Iallgatherv(rt.written_interval.data(), mine, MPI_UINT64_T, all.data(), counts.data(), displs.data(),
+            MPI_UINT64_T, rt.coll, &req) != MPI_SUCCESS ||
+        !wait_all(rt, {&req, 1}))
         return report(SCASH_ERR_MPI, "scash_barrier", "MPI_Allgatherv of the write notices failed");
     for (int q = 1; q < rt.nprocs; ++q)
         rt.stats.count_message(std::uint64_t(mine) * sizeof(GlobalPage) + sizeof(int));
@@ -62,7 +68,7 @@ int barrier(Runtime& rt)
         return report(SCASH_ERR_MPI, "scash_barrier", "sending diffs to the homes failed");
     lock_notices_reset();
     rt.release_log.clear();
-    if (MPI_Barrier(rt.coll) != MPI_SUCCESS)
+    if (!serving_barrier(rt))
         return report(SCASH_ERR_MPI, "scash_barrier", "MPI_Barrier failed");
 
     // Protections change together, one mprotect per run of pages.
@@ -99,7 +105,7 @@ int place_homes(Runtime& rt, Region& r, std::size_t first, std::size_t n, int pr
         return rc;
     if (proc == rt.rank)
         fetch_copies(rt, r, first, n);
-    if (MPI_Barrier(rt.coll) != MPI_SUCCESS)
+    if (!serving_barrier(rt))
         return report(SCASH_ERR_MPI, "scash_set_home", "MPI_Barrier failed");
     for (std::size_t i = first; i < first + n; ++i)
         r.homes.place(i, proc);

@@ -11,6 +11,7 @@
 // the written-page lists are reserved ahead.
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
+#include "scash/wait.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -57,10 +58,12 @@ void fetch_pages(Runtime& rt, Region& r, std::size_t page, std::size_t n)
     if (home == rt.rank)
         die("scash: internal error: this process is the home of an invalid page\n");
     MsgHeader h {MsgType::PageGet, std::uint32_t(n), global_page(r.id, page)};
-    if (send_bytes(rt, &h, sizeof h, home, kTagRequest) != MPI_SUCCESS)
+    MPI_Request req[2];
+    if (MPI_Irecv(r.backing_page(page, rt.page_size), int(n * rt.page_size), MPI_BYTE, home, kTagReply, rt.proto,
+            &req[0]) != MPI_SUCCESS ||
+        isend_bytes(rt, &h, sizeof h, home, kTagRequest, req[1]) != MPI_SUCCESS)
         die("scash: sending a page request failed; the job cannot continue\n");
-    if (MPI_Recv(r.backing_page(page, rt.page_size), int(n * rt.page_size), MPI_BYTE, home, kTagReply, rt.proto,
-            MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    if (!wait_all(rt, req))
         die("scash: receiving a page failed; the job cannot continue\n");
     rt.stats.pages_fetched.fetch_add(n, std::memory_order_relaxed);
     for (std::size_t i = 0; i < n; ++i)

@@ -17,6 +17,7 @@ libhashi_scash_la_SOURCES = \
 	src/scash/home.cpp src/scash/home.hpp \
 	src/scash/protocol.hpp \
 	src/scash/service.cpp \
+	src/scash/wait.cpp src/scash/wait.hpp \
 	src/scash/release.cpp \
 	src/scash/barrier.cpp \
 	src/scash/lock.cpp \
@@ -48,7 +49,8 @@ SCASH_TESTS = \
 	tests/scash/migration.sh \
 	tests/scash/apps.sh \
 	tests/scash/errors.sh \
-	tests/scash/clusters.sh
+	tests/scash/clusters.sh \
+	tests/scash/stall.sh
 TESTS += $(SCASH_TESTS)
 EXTRA_DIST += src/scash/README.md $(SCASH_TESTS) tests/scash/lib-scash.sh tests/scash/programs
 

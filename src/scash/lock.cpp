@@ -6,6 +6,7 @@
 // them fresh from their homes.
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
+#include "scash/wait.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -38,15 +39,18 @@ int lock_acquire(Runtime& rt, int id)
         return report(SCASH_ERR_MPI, "scash_lock", "sending diffs to the homes failed");
     MsgHeader h {MsgType::LockAcquire, 0, std::uint64_t(id)};
     const int mgr = manager(rt, id);
-    if (send_bytes(rt, &h, sizeof h, mgr, kTagRequest) != MPI_SUCCESS)
+    MPI_Request sent = MPI_REQUEST_NULL;
+    if (isend_bytes(rt, &h, sizeof h, mgr, kTagRequest, sent) != MPI_SUCCESS || !wait_all(rt, {&sent, 1}))
         return report(SCASH_ERR_MPI, "scash_lock", "sending the lock request failed");
+    // The grant's size (its notices) is not known ahead.
+    MPI_Message m;
     MPI_Status st;
-    if (MPI_Probe(mgr, kTagReply, rt.proto, &st) != MPI_SUCCESS)
+    if (!wait_message(rt, mgr, kTagReply, m, st))
         return report(SCASH_ERR_MPI, "scash_lock", "waiting for the lock grant failed");
     int n = 0;
     MPI_Get_count(&st, MPI_BYTE, &n);
     std::vector<std::byte> msg(static_cast<std::size_t>(n));
-    MPI_Recv(msg.data(), n, MPI_BYTE, mgr, kTagReply, rt.proto, MPI_STATUS_IGNORE);
+    MPI_Mrecv(msg.data(), n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
     const std::size_t count = msg.size() < sizeof h ? 0 : (msg.size() - sizeof h) / sizeof(GlobalPage);
     for (std::size_t i = 0; i < count; ++i) {
         GlobalPage g;
@@ -75,8 +79,9 @@ int lock_release(Runtime& rt, int id)
         std::memcpy(msg.data() + sizeof h, rt.release_log.data() + from, n * sizeof(GlobalPage));
     const int mgr = manager(rt, id);
     MsgHeader ack;
-    if (send_bytes(rt, msg.data(), msg.size(), mgr, kTagRequest) != MPI_SUCCESS ||
-        MPI_Recv(&ack, sizeof ack, MPI_BYTE, mgr, kTagReply, rt.proto, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (MPI_Irecv(&ack, sizeof ack, MPI_BYTE, mgr, kTagReply, rt.proto, &reqs[0]) != MPI_SUCCESS ||
+        isend_bytes(rt, msg.data(), msg.size(), mgr, kTagRequest, reqs[1]) != MPI_SUCCESS || !wait_all(rt, reqs))
         return report(SCASH_ERR_MPI, "scash_unlock", "releasing the lock failed");
     rt.held_locks.erase(it);
     if (rt.held_locks.empty())

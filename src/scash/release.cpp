@@ -6,6 +6,7 @@
 #include "scash/diff.hpp"
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
+#include "scash/wait.hpp"
 
 #include <cstring>
 #include <map>
@@ -57,18 +58,31 @@ bool release_writes(Runtime& rt, const TargetFn& target)
     rt.written_release.clear();
     set_protection_runs(rt, to_read_only, PageState::ReadOnly);
     std::erase_if(out, [](const auto& m) { return m.second.size() <= sizeof(MsgHeader); });
+    // Acks first (posted before the diffs leave), then the diffs; the wait
+    // serves this process's own requests meanwhile (wait.hpp).
+    std::vector<MPI_Request> reqs;
+    std::vector<MsgHeader> acks(out.size());
+    reqs.reserve(2 * out.size());
     bool ok = true;
+    std::size_t i = 0;
+    for (auto& [dest, msg] : out) {
+        reqs.push_back(MPI_REQUEST_NULL);
+        ok = ok && MPI_Irecv(&acks[i++], sizeof(MsgHeader), MPI_BYTE, dest, kTagReply, rt.proto, &reqs.back()) ==
+                MPI_SUCCESS;
+    }
     for (auto& [dest, msg] : out) {
         auto* h = reinterpret_cast<MsgHeader*>(msg.data());
         h->type = MsgType::Diffs;
         h->arg = 0;
-        ok = ok && send_bytes(rt, msg.data(), msg.size(), dest, kTagRequest) == MPI_SUCCESS;
+        reqs.push_back(MPI_REQUEST_NULL);
+        ok = ok && isend_bytes(rt, msg.data(), msg.size(), dest, kTagRequest, reqs.back()) == MPI_SUCCESS;
     }
-    for (auto& [dest, msg] : out) {
-        MsgHeader ack {};
-        ok = ok && MPI_Recv(&ack, sizeof ack, MPI_BYTE, dest, kTagReply, rt.proto, MPI_STATUS_IGNORE) == MPI_SUCCESS;
-    }
-    return ok;
+    if (!ok)
+        return false; // the job ends with the caller's message; the posted requests go with it
+    // The diffs out first, polling (they move only while this process
+    // polls), then the acks, backing off.
+    const std::span<MPI_Request> acks_pending(reqs.data(), out.size()), sends(reqs.data() + out.size(), out.size());
+    return reqs.empty() || (wait_all(rt, sends, Waiting::Sending) && wait_all(rt, acks_pending));
 }
 
 } // namespace hashi::scash

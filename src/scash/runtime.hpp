@@ -11,7 +11,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -34,6 +36,11 @@ struct Runtime {
     RegionTable regions;
     Stats stats;
     std::thread service;
+    // Whose turn it is to poll MPI (wait.hpp): the service thread polls
+    // holding `turn`; the application thread holds it while it waits, and
+    // raises app_waiting first so that the service thread parks.
+    std::mutex turn;
+    std::atomic<bool> app_waiting {false};
     // Pages this process wrote since the last barrier / the last release.
     // Reserved ahead so the fault handler never allocates.
     std::vector<GlobalPage> written_interval;
@@ -55,8 +62,12 @@ struct Runtime {
 Runtime* runtime();
 void set_runtime(Runtime* rt);
 
-// Sends a protocol message, counting it.
+// Sends a protocol message, counting it (blocking: replies, which the
+// requester has a receive posted for).
 int send_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag);
+// The same without blocking (the application thread's requests, completed
+// by wait_all while it serves).
+int isend_bytes(Runtime& rt, const void* buf, std::size_t n, int dest, int tag, MPI_Request& req);
 
 // Fault handling (fault.cpp).
 bool install_fault_handler();
@@ -91,6 +102,9 @@ int lock_release(Runtime& rt, int id);
 
 // Service thread (service.cpp).
 void service_main(Runtime* rt);
+// Serves one request from process `from` (either thread, wait.cpp);
+// false for Stop.
+bool serve_request(Runtime& rt, int from, const std::vector<std::byte>& msg);
 void service_stop(Runtime& rt);
 // Lock manager state lives with the service thread; the barrier resets
 // the write notices it carries.

@@ -4,21 +4,20 @@
 // whose id maps to this process (id mod nprocs). It runs until a Stop
 // message from its own process.
 //
-// It polls with MPI_Improbe and backs off to short sleeps when idle, so an
-// idle thread does not take a core away from the application on an
-// oversubscribed machine.
+// Requests are served here and, while the application thread waits in
+// SCASH, by the application thread itself (wait.hpp: only one thread of a
+// process polls MPI at a time).
 #include "scash/diff.hpp"
 #include "scash/protocol.hpp"
 #include "scash/runtime.hpp"
+#include "scash/wait.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
-#include <sched.h>
 #include <unordered_set>
 #include <vector>
 
@@ -78,8 +77,9 @@ void apply_diffs(Runtime& rt, int from, const std::vector<std::byte>& msg, std::
     }
 }
 
-// Returns false on Stop.
-bool handle(Runtime& rt, int from, const std::vector<std::byte>& msg)
+} // namespace
+
+bool serve_request(Runtime& rt, int from, const std::vector<std::byte>& msg)
 {
     MsgHeader h;
     if (msg.size() < sizeof h) {
@@ -143,8 +143,6 @@ bool handle(Runtime& rt, int from, const std::vector<std::byte>& msg)
     return true;
 }
 
-} // namespace
-
 void lock_notices_reset()
 {
     std::lock_guard g(locks_mutex);
@@ -156,32 +154,7 @@ void lock_notices_reset()
 
 void service_main(Runtime* rt)
 {
-    std::vector<std::byte> buf;
-    unsigned idle = 0;
-    for (;;) {
-        int flag = 0;
-        MPI_Message m;
-        MPI_Status st;
-        if (MPI_Improbe(MPI_ANY_SOURCE, kTagRequest, rt->proto, &flag, &m, &st) != MPI_SUCCESS) {
-            std::fprintf(stderr, "scash: service thread: MPI_Improbe failed; stopping\n");
-            return;
-        }
-        if (!flag) {
-            // Stay responsive right after traffic, then give the core away.
-            if (++idle < 200)
-                sched_yield();
-            else
-                std::this_thread::sleep_for(std::chrono::microseconds(idle < 2000 ? 20 : 200));
-            continue;
-        }
-        idle = 0;
-        int n = 0;
-        MPI_Get_count(&st, MPI_BYTE, &n);
-        buf.resize(std::size_t(n));
-        MPI_Mrecv(buf.data(), n, MPI_BYTE, &m, MPI_STATUS_IGNORE);
-        if (!handle(*rt, st.MPI_SOURCE, buf))
-            return;
-    }
+    serve_until_stopped(*rt);
 }
 
 void service_stop(Runtime& rt)
