@@ -218,6 +218,11 @@ void route_stream::read_local()
         return;
     }
     for (int round = 0; round < 16; ++round) {
+        // Queuing a frame may fail the trunk, which stalls this stream and
+        // clears trunk_: nothing more to read then.
+        if (st_ != state::piping || trunk_ == nullptr) {
+            return;
+        }
         if (credit_ == 0 || trunk_->congested()) {
             paused_ = true;
             return;
