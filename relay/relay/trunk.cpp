@@ -303,7 +303,10 @@ void trunk::on_frames()
             // Room for a chunk: the partial frame at rx_off_ moves to the
             // front only when the buffer (4 chunks) is used up, so a
             // straddling frame is moved once every few chunks, not each time.
-            std::memmove(rx_.data(), rx_.data() + rx_off_, rx_len_ - rx_off_);
+            // (Not on the first read: an empty buffer has no data() to move.)
+            if (rx_len_ > rx_off_) {
+                std::memmove(rx_.data(), rx_.data() + rx_off_, rx_len_ - rx_off_);
+            }
             rx_len_ -= rx_off_;
             rx_off_ = 0;
             if (rx_.size() < rx_len_ + chunk) {
