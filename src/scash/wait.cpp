@@ -7,25 +7,22 @@
 #include "scash/runtime.hpp"
 
 #include <cstdio>
-#include <cstdlib>
+#include <algorithm>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace hashi::scash {
 
-// The hashi provider calls sched_yield on every poll once idle for
-// FI_HASHI_SPIN_US (50 us), inside MPICH's global lock. SCASH's waits poll
-// with sleeps in between (Backoff), so after 50 us every poll would yield;
-// with CPU-bound jobs on the core each yield hands them a whole time slice
-// (LU n=256 on one core beside two busy loops: 11 s with those yields,
-// 1.6 s without; bench/scash/README.md). So an SCASH process asks the
-// provider not to yield, unless the user chose a value: this runs when
-// the library is loaded, before the program's MPI_Init opens the domain.
-[[gnu::constructor]] void scash_quiet_provider_yield()
-{
-    setenv("FI_HASHI_SPIN_US", "10000000", 0);
-}
+// The provider's own idle policy (src/transport/engine/idle_wait.hpp) gives
+// nothing away between SCASH's polls, which come apart by Backoff's sleeps;
+// inside a blocking call (a large diff's MPI_Mrecv, a reply's MPI_Send) it
+// yields or naps, as the core's other tasks warrant. SCASH used to turn
+// the provider's yields off (FI_HASHI_SPIN_US=10000000) because each one
+// handed a CPU-bound neighbour a whole time slice; spinning instead made
+// static homes 1.6x slower at LU n=1024 (4 processes on 2 cores, the
+// diffs' receivers spinning while their senders needed the core), and the
+// provider's naps now serve both cases (bench/scash/README.md).
 
 void Backoff::idle()
 {

@@ -2,7 +2,7 @@
 // How SCASH waits for MPI, in both of a process's threads.
 //
 // Why this exists: MPICH 4.0.2 protects all of MPI with one global mutex,
-// and the hashi provider's progress calls sched_yield once idle for 50 us,
+// and the hashi provider's progress called sched_yield once idle for 50 us,
 // with that mutex held. When the service thread polled (MPI_Improbe) while
 // the application thread waited in MPI (a barrier's allgather, a diff's
 // ack), each thread spent its time slices parked on the mutex the other

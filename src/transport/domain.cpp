@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <sched.h>
 
 namespace hashi::fi {
@@ -92,19 +93,27 @@ bool domain_obj::progress()
     for (endpoint* ep : endpoints)
         moved |= ep->progress();
     // Oversubscription is the normal case (8 ranks on 2 cores in the
-    // testbed), and MPICH polls without pause: once nothing has moved for a
-    // while, give the core to whoever has work. "A while" is time, not a
-    // count of polls: long enough that a ping-pong's round trip (tens of
-    // microseconds) is waited for spinning, short enough that a rank waiting
-    // for a slow peer does not hold the core for long.
-    if (moved) {
-        idle_since = {};
-    } else {
-        const auto now = std::chrono::steady_clock::now();
-        if (idle_since == std::chrono::steady_clock::time_point {})
-            idle_since = now;
-        else if (now - idle_since > spin_before_yield)
-            sched_yield();
+    // testbed) and MPICH polls without pause: once a wait has gone on for
+    // FI_HASHI_SPIN_US, give the core to whoever has work, by a yield or a
+    // short sleep as the last yield showed (engine/idle_wait.hpp).
+    const auto clock = [] {
+        return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch()).count());
+    };
+    const std::uint64_t now = clock();
+    switch (const auto what = idle.after_poll(now, moved)) {
+    case idle_wait::action::spin:
+        break;
+    case idle_wait::action::yield:
+        sched_yield();
+        idle.gave_away(what, clock() - now);
+        break;
+    case idle_wait::action::nap: {
+        const timespec nap {0, long(idle_wait::nap_ns)};
+        nanosleep(&nap, nullptr);
+        idle.gave_away(what, clock() - now);
+        break;
+    }
     }
     return moved;
 }
@@ -122,7 +131,7 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
             return -FI_EINVAL;
         }
         auto* dom = new domain_obj;
-        dom->spin_before_yield = std::chrono::microseconds(*spin);
+        dom->idle = idle_wait(std::uint64_t(*spin) * 1000);
         dom->fabric = owner_of<fabric_obj>(fabric);
         dom->fabric->refs++;
         dom->box.owner = dom;

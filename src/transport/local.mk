@@ -34,6 +34,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/router.cpp src/transport/engine/router.hpp \
 	src/transport/engine/relay_set.cpp src/transport/engine/relay_set.hpp \
 	src/transport/engine/progress.cpp src/transport/engine/progress.hpp \
+	src/transport/engine/idle_wait.cpp src/transport/engine/idle_wait.hpp \
 	src/transport/path/path.cpp src/transport/path/path.hpp \
 	src/transport/path/path_manager.cpp src/transport/path/path_manager.hpp \
 	src/transport/path/handshake.cpp \
@@ -89,6 +90,8 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/engine/liveness.cpp \
 	src/transport/diagnostics.cpp \
 	tests/unit/transport/test_reorder.cpp \
+	tests/unit/transport/test_idle_wait.cpp \
+	src/transport/engine/idle_wait.cpp \
 	tests/unit/transport/test_send_scheduler.cpp \
 	src/transport/path/reorder.cpp \
 	src/transport/send/send_scheduler.cpp \

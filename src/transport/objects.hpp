@@ -7,6 +7,7 @@
 
 #include "transport/address.hpp"
 #include "transport/common.hpp"
+#include "transport/engine/idle_wait.hpp"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -38,8 +39,7 @@ struct domain_obj {
     int refs = 0; // objects opened on it (av, cq, cntr, mr, ep)
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
-    std::chrono::steady_clock::time_point idle_since {}; // first empty poll of the current idle run
-    std::chrono::microseconds spin_before_yield {50}; // FI_HASHI_SPIN_US
+    idle_wait idle {50'000}; // what a waiting rank does with its core; FI_HASHI_SPIN_US
 
     // Drives every endpoint of the domain (manual progress: called from
     // fi_cq_read, fi_cntr_read and friends). Returns whether anything moved.
