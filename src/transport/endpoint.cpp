@@ -188,7 +188,8 @@ int endpoint::enable()
     const auto linger = chunk ? hashi::env_whole("FI_HASHI_CLOSE_TIMEOUT", 30, {.hi = 3600, .base = 10}, err) : std::nullopt;
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
-    const auto protection = protect_local
+    const auto read_first = protect_local ? hashi::env_whole("FI_HASHI_READ_FIRST", 1, {.hi = 1, .base = 10}, err) : std::nullopt;
+    const auto protection = read_first
         ? secure::protection_from_environment(secure::default_wan_protection, err)
         : std::nullopt;
     wan_pacing pacing;
@@ -214,6 +215,7 @@ int endpoint::enable()
     settings.protection.level = *protection;
     settings.protection.local = *protect_local != 0;
     settings.relays = *relays;
+    settings.read_first = *read_first != 0;
     const auto recv_backend =
         recv_backend_from_environment(settings.relays.empty() && !settings.protection.local, err);
     if (!recv_backend) {

@@ -113,11 +113,17 @@ expect_in isort-nolocal isort-nolocal.out "VERIFICATION SUCCESSFUL"
 # Small eager limit and chunks: rendezvous and chunking on every message.
 run isort-rdv -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_EAGER_SIZE=0 FI_HASHI_CHUNK_SIZE=4096 mpiexec -n 3 ./isort 65536
 expect_in isort-rdv isort-rdv.out "VERIFICATION SUCCESSFUL"
+# Every run above reads the busiest path before epoll (the default); this
+# one asks epoll every round.
+run isort-epoll -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_READ_FIRST=0 mpiexec -n 3 ./isort 65536
+expect_in isort-epoll isort-epoll.out "VERIFICATION SUCCESSFUL"
 
 # Bad settings are named.
 run bad-env -- env FI_HASHI_EAGER_SIZE=lots mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
 expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not a whole number"
 if [[ $status -ne 0 ]]; then pass "bad-env: non-zero exit ($status)"; else fail "bad-env: exit 0"; fi
+run bad-read-first -- env FI_HASHI_READ_FIRST=yes mpiexec -n 1 ./hello
+expect_in bad-read-first bad-read-first.err "FI_HASHI_READ_FIRST='yes' is not a whole number from 0 to 1"
 run bad-iface -- env FI_HASHI_IFACE=nosuch0 mpiexec -n 1 ./hello
 expect_in bad-iface bad-iface.err "FI_HASHI_IFACE=nosuch0: no such interface"
 run bad-timeout -- env FI_HASHI_PEER_TIMEOUT=soon mpiexec -n 1 ./hello

@@ -34,6 +34,10 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
 {
     peers_.add_listener(this);
     peers_.add_listener(backend_.get());
+    // Only a backend that reads the sockets itself can be asked to read one
+    // first (the o2g module reads them in the kernel).
+    if (settings_.read_first && dynamic_cast<user_backend*>(backend_.get()) != nullptr)
+        read_first_ = std::make_unique<read_first<path>>();
     paths_.listen(listen_fd);
     paths_.setup_self(peers_.add_self(self_.addr), settings_.recv_backend != recv_backend_kind::user);
     if (live && live->enabled())
@@ -58,13 +62,25 @@ std::unique_ptr<receive_backend> engine::make_backend(domain_obj& domain, const 
 
 void engine::close_path(path& c)
 {
+    if (read_first_)
+        read_first_->forget(&c);
     backend_->detach(c);
     paths_.close(c);
 }
 
 bool engine::progress()
 {
-    bool moved = loop_.poll();
+    bool moved = false;
+    bool skip_epoll = false;
+    if (read_first_) {
+        if (path* hot = read_first_->hot()) {
+            const bool got = hot->st == path::state::open && hot->attached && backend_->on_readable(*hot);
+            moved = got;
+            skip_epoll = read_first_->skip_epoll(got, tx_queued_ > 0);
+        }
+    }
+    if (skip_epoll ? loop_.run_timers() : loop_.poll())
+        moved = true;
     if (backend_->poll())
         moved = true;
     // Protected streams may hold decoded input that no epoll event announces.
@@ -72,6 +88,8 @@ bool engine::progress()
         if (backend_->on_readable(c))
             moved = true;
     });
+    if (read_first_ && read_first_->hot() != nullptr && read_first_->hot()->st == path::state::closed)
+        read_first_->forget(read_first_->hot()); // closed elsewhere; reap() frees it now
     paths_.reap();
     liveness_progress(); // waiting.cpp
     stats_progress(); // stats.cpp
@@ -104,10 +122,10 @@ void engine::on_path_events(path& c, std::uint32_t events)
         return;
     }
     if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
-        if (c.attached)
-            backend_->on_readable(c);
-        else
+        if (!c.attached)
             paths_.handshake_events(c, EPOLLIN); // the connector's hello_ack
+        else if (backend_->on_readable(c) && read_first_ && c.st == path::state::open)
+            read_first_->input_on(&c);
     }
     if (c.st == path::state::closed || (events & EPOLLOUT) == 0)
         return;

@@ -28,6 +28,7 @@
 #include "transport/engine/operations.hpp"
 #include "transport/engine/peer_table.hpp"
 #include "transport/engine/progress.hpp"
+#include "transport/engine/read_first.hpp"
 #include "transport/engine/router.hpp"
 #include "transport/engine/wan_pacing.hpp"
 #include "transport/path/path_manager.hpp"
@@ -53,6 +54,7 @@ struct engine_settings {
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
     recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
+    bool read_first = true; // FI_HASHI_READ_FIRST: read the busiest path before epoll (engine/read_first.hpp)
 };
 
 class engine final : public path_owner,
@@ -136,6 +138,10 @@ private:
     operations ops_;
     completions done_;
     std::unique_ptr<receive_backend> backend_;
+    // Null unless the backend reads the sockets itself (user_backend) and
+    // FI_HASHI_READ_FIRST is on: then progress() reads the busiest path
+    // before asking epoll.
+    std::unique_ptr<read_first<path>> read_first_;
     path_manager paths_;
     wan_pacing pacing_;
     no_pacer no_pacing_;

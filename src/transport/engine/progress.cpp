@@ -109,6 +109,11 @@ bool progress_loop::run_due_timers(std::uint64_t now)
     return ran;
 }
 
+bool progress_loop::run_timers()
+{
+    return !timers_.empty() && run_due_timers(monotonic_ns());
+}
+
 bool progress_loop::poll()
 {
     epoll_event events[64];

@@ -75,6 +75,8 @@ public:
 
     // One round: ready descriptors, then due timers. True if anything ran.
     bool poll();
+    // Due timers only, for a round that skips epoll (engine/read_first.hpp).
+    bool run_timers();
 
 private:
     friend class registration;
