@@ -99,9 +99,34 @@ double mpich_alltoall(const M& m, double per_pair)
         return std::ceil((m.P - 1) / 32) * m.Lw + cross + (m.P - 1) * per_pair / m.Bn;
     return m.q * (m.S - 1) * m.Lw + cross + (m.P - 1) * (m.al + per_pair / m.Bn); // pairwise
 }
+// A barrier costs the time from the last arrival to the last release plus
+// the spread of the releases it leaves: a rank let go early waits that
+// much longer inside the next collective for the ones let go late (a 4 KiB
+// bcast timed between barriers, the way OSU's osu_bcast does, read twice
+// the WAN latency on the late cluster when our barrier released its
+// clusters a WAN latency apart). The spreads are those measured by
+// bench/coll/run-barrier-skew after a rooted collective, when one cluster
+// arrives a WAN latency after the other.
 double mpich_barrier(const M& m)
 {
-    return log2ceil(static_cast<int>(m.P)) * (m.Lw + m.al);
+    // Flat dissemination: on 2 x 4 ranks at 10 ms, the first rank left 0.1
+    // ms after the last arrival, the last 31 ms after: log2 P rounds with
+    // pairs across the WAN, and as much spread.
+    const double rounds = log2ceil(static_cast<int>(m.P));
+    return rounds * (m.Lw + m.al) + rounds * m.Lw;
+}
+double hier_barrier(const M& m)
+{
+    // Up and down two trees in each cluster, ceil(log2 S) dissemination
+    // rounds between the cluster leaders. Each leader holds its release to
+    // one WAN latency after its cluster was complete
+    // (algorithms/barrier_hier.cpp), which evens out two clusters; with
+    // more, the news of a late cluster reaches the others after 1 to
+    // ceil(log2 S) rounds. In a cluster the release tree's depth spreads it.
+    const double local = log2ceil(static_cast<int>(m.q)) * m.al;
+    const double rounds = log2ceil(static_cast<int>(m.S));
+    const double spread = std::max(rounds - 1, 0.0) * m.Lw + local;
+    return 4 * local + rounds * m.Lw + spread;
 }
 
 } // namespace
@@ -200,7 +225,7 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
     }
     case Collective::barrier:
         e.push_back({"mpich", mpich_barrier(m)});
-        e.push_back({"hier", 4 * log2ceil(static_cast<int>(q)) * m.al + log2ceil(static_cast<int>(S)) * m.Lw});
+        e.push_back({"hier", hier_barrier(m)});
         break;
     // The nonblocking algorithms (algorithms/i*_hier.cpp) against MPICH's
     // nonblocking ones, which pick the same shapes as its blocking ones.
