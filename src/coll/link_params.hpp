@@ -49,7 +49,7 @@ LinkParams read_link_params(const std::string& path, LinkParams base);
 void write_link_params(const std::string& path, const LinkParams& p);
 
 // Measures the parameters with a short probe over `world` (collective;
-// about half a second on a 10 ms WAN). Needs at least two clusters;
+// about a second on a 10 ms WAN). Needs at least two clusters;
 // returns `base` unchanged otherwise. The result is the same on every rank.
 LinkParams probe_link_params(const Hierarchy& world, LinkParams base);
 
