@@ -93,6 +93,9 @@ EXTRA_DIST += tests/wan/gateways.sh
 # A congested WAN: bounded buffers that drop, random loss, cross traffic.
 TESTS += tests/wan/congestion.sh
 EXTRA_DIST += tests/wan/congestion.sh
+# The hierarchical barrier releases both clusters together.
+TESTS += tests/wan/barrier-skew.sh
+EXTRA_DIST += tests/wan/barrier-skew.sh
 
 ## Attacks by a stranger on the network, with real processes and sockets ####
 # (ranks' handshake and descriptors, mpiexec's PMI port, impi-server floods)

@@ -33,6 +33,8 @@
  */
 #include <mpi.h>
 
+#include "median.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -418,18 +420,6 @@ static void p2p_barrier(MPI_Comm ctl, int rank, int nranks)
         MPI_Sendrecv(NULL, 0, MPI_BYTE, (rank + dist) % nranks, TAG_BARRIER, NULL, 0, MPI_BYTE,
             (rank - dist + nranks) % nranks, TAG_BARRIER, ctl, MPI_STATUS_IGNORE);
     }
-}
-
-static int cmp_double(const void* a, const void* b)
-{
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double* v, long n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void default_counts(const struct options* o, long long size, long* warmup, long* reps)

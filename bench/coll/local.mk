@@ -6,7 +6,10 @@ COLL_BENCH_FILES = \
 	bench/coll/README.md \
 	bench/coll/run-coll \
 	bench/coll/coll_report.py \
-	bench/coll/hashi-coll-bench.c
+	bench/coll/hashi-coll-bench.c \
+	bench/coll/barrier-skew.c \
+	bench/coll/median.h \
+	bench/coll/run-barrier-skew
 
 # A quick run of the runner on a 2 x 2 testbed (under a minute; as root,
 # skipped otherwise).

@@ -20,7 +20,7 @@ bool is_pof2(int n)
 // Model inputs in the brief's notation.
 struct M {
     double P, S, q, L; // ranks, clusters, ranks of the largest cluster, lanes
-    double al, Bn; // local latency, node rate
+    double al, Bn, Bx; // local latency, node rate, node rate each way in a pairwise exchange
     double Lw, B1, Bw; // WAN one-way latency, one flow's rate, bottleneck
     double g; // seconds per reduced byte
     const LinkParams* p;
@@ -51,6 +51,13 @@ double allgather_local(const M& m, double n)
 }
 
 // ---- MPICH's defaults, flat over all ranks (generic.json selection) -----
+// Where MPICH's algorithm has pairs of ranks send to each other at once
+// (recursive halving and doubling, pairwise and scattered exchanges), a
+// node link carries data both ways and runs at the exchange rate Bx the
+// probe measures, not at Bn: on the testbed Bx was 0.5-0.65 Bn (3 Dec),
+// and with Bn there MPICH's measured times at 32 MiB were 1.3-1.9x the
+// model's, so the selector kept MPICH's iallreduce where ours was 1.32x
+// faster. Rings and trees send one way per link and keep Bn.
 double mpich_bcast(const M& m, double n)
 {
     const int P = static_cast<int>(m.P);
@@ -58,7 +65,7 @@ double mpich_bcast(const M& m, double n)
         return log2ceil(P) * (m.al + n / m.Bn) + m.Lw + n / m.flow() - n / m.Bn;
     const double scatter = log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bn + m.Lw;
     if (is_pof2(P) && n <= 524288) // recursive doubling: the last round crosses with q pairs of n/2
-        return scatter + log2ceil(P) * m.al + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+        return scatter + log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + (m.q * n / 2) / m.R(m.q, false);
     // ring: every one of the P-1 steps waits for the slowest (WAN) edge
     return scatter + (m.P - 1) * (m.Lw + n / m.P / m.flow());
 }
@@ -69,22 +76,24 @@ double mpich_allreduce(const M& m, double n, int count, bool user_op)
     while (pof2 * 2 <= P)
         pof2 *= 2;
     if (n <= 8 || user_op || count < pof2) // recursive doubling
-        return log2ceil(P) * (m.al + n / m.Bn + n * m.g) + m.Lw + m.q * n / m.R(m.q, false);
+        return log2ceil(P) * (m.al + n / m.Bx + n * m.g) + m.Lw + m.q * n / m.R(m.q, false);
     // Rabenseifner: the last halving and first doubling steps cross
-    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bn + n * m.g + 2 * (m.Lw + (n / 2) / m.R(m.q, false));
+    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bx + n * m.g + 2 * (m.Lw + (n / 2) / m.R(m.q, false));
 }
 double mpich_reduce(const M& m, double n)
 {
     const int P = static_cast<int>(m.P);
     if (n <= 2048)
         return log2ceil(P) * (m.al + n / m.Bn + n * m.g) + m.Lw;
-    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bn + n * m.g + 2 * m.Lw + (n / 2) / m.R(m.q, false);
+    // reduce-scatter by exchanges, then a gather one way
+    return 2 * log2ceil(P) * m.al + (m.P - 1) / m.P * n * (1 / m.Bx + 1 / m.Bn) + n * m.g + 2 * m.Lw +
+        (n / 2) / m.R(m.q, false);
 }
 double mpich_allgather(const M& m, double n) // n: the whole result
 {
     const int P = static_cast<int>(m.P);
     if (is_pof2(P) && n < 524288)
-        return log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bn + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+        return log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + (m.q * n / 2) / m.R(m.q, false);
     if (!is_pof2(P) && n < 81920)
         return log2ceil(P) * (m.Lw + n / 2 / m.Bn);
     return (m.P - 1) * (m.Lw + n / m.P / m.flow());
@@ -96,12 +105,37 @@ double mpich_alltoall(const M& m, double per_pair)
         return log2ceil(P) * (m.Lw + (m.P / 2) * per_pair / m.Bn);
     const double cross = m.q * m.q * per_pair * (m.S - 1) / m.R(m.q, false);
     if (per_pair <= 32768) // scattered, 32 at a time
-        return std::ceil((m.P - 1) / 32) * m.Lw + cross + (m.P - 1) * per_pair / m.Bn;
-    return m.q * (m.S - 1) * m.Lw + cross + (m.P - 1) * (m.al + per_pair / m.Bn); // pairwise
+        return std::ceil((m.P - 1) / 32) * m.Lw + cross + (m.P - 1) * per_pair / m.Bx;
+    return m.q * (m.S - 1) * m.Lw + cross + (m.P - 1) * (m.al + per_pair / m.Bx); // pairwise
 }
+// A barrier costs the time from the last arrival to the last release plus
+// the spread of the releases it leaves: a rank let go early waits that
+// much longer inside the next collective for the ones let go late (a 4 KiB
+// bcast timed between barriers, the way OSU's osu_bcast does, read twice
+// the WAN latency on the late cluster when our barrier released its
+// clusters a WAN latency apart). The spreads are those measured by
+// bench/coll/run-barrier-skew after a rooted collective, when one cluster
+// arrives a WAN latency after the other.
 double mpich_barrier(const M& m)
 {
-    return log2ceil(static_cast<int>(m.P)) * (m.Lw + m.al);
+    // Flat dissemination: on 2 x 4 ranks at 10 ms, the first rank left 0.1
+    // ms after the last arrival, the last 31 ms after: log2 P rounds with
+    // pairs across the WAN, and as much spread.
+    const double rounds = log2ceil(static_cast<int>(m.P));
+    return rounds * (m.Lw + m.al) + rounds * m.Lw;
+}
+double hier_barrier(const M& m)
+{
+    // Up and down two trees in each cluster, ceil(log2 S) dissemination
+    // rounds between the cluster leaders. Each leader holds its release to
+    // one WAN latency after its cluster was complete
+    // (algorithms/barrier_hier.cpp), which evens out two clusters; with
+    // more, the news of a late cluster reaches the others after 1 to
+    // ceil(log2 S) rounds. In a cluster the release tree's depth spreads it.
+    const double local = log2ceil(static_cast<int>(m.q)) * m.al;
+    const double rounds = log2ceil(static_cast<int>(m.S));
+    const double spread = std::max(rounds - 1, 0.0) * m.Lw + local;
+    return 4 * local + rounds * m.Lw + spread;
 }
 
 } // namespace
@@ -128,7 +162,8 @@ std::size_t segment_size(double bytes, int lanes, const LinkParams& p)
 std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierarchy& h, const LinkParams& p, int lanes)
 {
     M m {static_cast<double>(h.size), static_cast<double>(h.nclusters), static_cast<double>(h.max_cluster_size),
-        static_cast<double>(std::max(lanes, 1)), p.local_latency, p.node_rate, p.wan_latency, p.wan_flow_rate,
+        static_cast<double>(std::max(lanes, 1)), p.local_latency, p.node_rate, p.exchange_rate(), p.wan_latency,
+        p.wan_flow_rate,
         p.wan_rate, 1 / p.reduce_rate, &p};
     const double n = call.bytes, S = m.S, q = m.q, L = m.L;
     // Pipelined schedules: the busiest NIC's bytes, once, plus the fill of
@@ -172,7 +207,7 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
         break;
     case Collective::reduce_scatter_block:
         e.push_back({"mpich",
-            log2ceil(static_cast<int>(m.P)) * (m.al + m.Lw) + (m.P - 1) / m.P * n / m.Bn + (n / 2) / m.R(m.q, false) +
+            log2ceil(static_cast<int>(m.P)) * (m.al + m.Lw) + (m.P - 1) / m.P * n / m.Bx + (n / 2) / m.R(m.q, false) +
                 n * m.g});
         e.push_back({"hier", (q - 1) * (m.al + n / q / m.Bn) + n * m.g + m.Lw + (S - 1) * n / S / m.R(L)});
         break;
@@ -195,12 +230,12 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
         // theirs over first. Local pairs exchange directly meanwhile.
         const double handover = q > L ? (q - L) / L * q * (S - 1) * per_pair / m.Bn : 0;
         e.push_back(
-            {"hier", m.Lw + handover + q * q * per_pair * (S - 1) / m.R(L) + (q - 1) * (m.al + per_pair / m.Bn)});
+            {"hier", m.Lw + handover + q * q * per_pair * (S - 1) / m.R(L) + (q - 1) * (m.al + per_pair / m.Bx)});
         break;
     }
     case Collective::barrier:
         e.push_back({"mpich", mpich_barrier(m)});
-        e.push_back({"hier", 4 * log2ceil(static_cast<int>(q)) * m.al + log2ceil(static_cast<int>(S)) * m.Lw});
+        e.push_back({"hier", hier_barrier(m)});
         break;
     // The nonblocking algorithms (algorithms/i*_hier.cpp) against MPICH's
     // nonblocking ones, which pick the same shapes as its blocking ones.

@@ -74,9 +74,11 @@ void after_init()
     set_job_pacing(*world);
     if (s.verbose >= 1 && world->rank == 0)
         std::fprintf(stderr,
-            "hashi-coll: %d clusters; link parameters (%s): node %.0f Mbit/s, %.0f us between nodes; WAN "
-            "%.3f ms one way, %.0f Mbit/s per flow, %.0f Mbit/s in all, so at most %d WAN senders\n",
-            world->nclusters, p.source.c_str(), p.node_rate * 8e-6, p.local_latency * 1e6, p.wan_latency * 1e3,
+            "hashi-coll: %d clusters; link parameters (%s): node %.0f Mbit/s (%.0f each way in an exchange), %.0f "
+            "us between nodes; WAN %.3f ms one way, %.0f Mbit/s per flow, %.0f Mbit/s in all, so at most %d WAN "
+            "senders\n",
+            world->nclusters, p.source.c_str(), p.node_rate * 8e-6, p.exchange_rate() * 8e-6, p.local_latency * 1e6,
+            p.wan_latency * 1e3,
             p.wan_flow_rate * 8e-6, p.wan_rate * 8e-6, p.wan_senders());
     is_active = true;
 }

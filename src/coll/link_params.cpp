@@ -20,6 +20,7 @@ struct Key {
 constexpr Key keys[] = {
     {"local_latency_us", &LinkParams::local_latency, 1e-6},
     {"node_rate_mbit", &LinkParams::node_rate, 1e6 / 8},
+    {"node_exchange_rate_mbit", &LinkParams::node_exchange_rate, 1e6 / 8},
     {"wan_latency_ms", &LinkParams::wan_latency, 1e-3},
     {"wan_flow_rate_mbit", &LinkParams::wan_flow_rate, 1e6 / 8},
     {"wan_rate_mbit", &LinkParams::wan_rate, 1e6 / 8},
@@ -48,6 +49,12 @@ double LinkParams::wan_rate_of(int k, bool paced) const
     if (k <= wan_senders())
         return std::min(k * wan_flow_rate, wan_rate);
     return paced ? wan_rate : 0.5 * wan_rate;
+}
+
+double LinkParams::exchange_rate() const
+{
+    // Never above the one-way rate: a probe on a busy machine can see more.
+    return node_exchange_rate > 0 ? std::min(node_exchange_rate, node_rate) : node_rate;
 }
 
 const LinkParams& link_params()
@@ -99,7 +106,8 @@ void write_link_params(const std::string& path, const LinkParams& p)
     std::ofstream out(path);
     out << "# Hashi collectives: link parameters (" << p.source << ")\n";
     for (const Key& k : keys)
-        out << k.name << " = " << p.*(k.field) / k.scale << "\n";
+        if (p.*(k.field) > 0) // node_exchange_rate 0: not known, as node_rate
+            out << k.name << " = " << p.*(k.field) / k.scale << "\n";
     if (!out)
         throw std::runtime_error("HASHI_COLL_PARAMS_SAVE: cannot write '" + path + "'");
 }

@@ -72,6 +72,8 @@ tests_unit_coll_unit_SOURCES = \
 	tests/unit/coll/test_cost_model.cpp \
 	tests/unit/coll/test_layout.cpp \
 	tests/unit/coll/test_cluster_tree.cpp \
+	tests/unit/coll/test_selector.cpp \
+	src/coll/selector.cpp \
 	src/coll/algorithms/cluster_tree.cpp \
 	src/coll/settings.cpp \
 	src/coll/collective.cpp \

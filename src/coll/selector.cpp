@@ -71,6 +71,7 @@ Choice choose(const Hierarchy& h, const Call& call)
     const int lanes = std::max(1, std::min(choice.tuning.wan_senders, h.min_cluster_size));
     choice.tuning.segment_bytes =
         s.segment_bytes > 0 ? s.segment_bytes : segment_size(call.bytes, lanes, link_params());
+    choice.tuning.wan_latency = link_params().wan_latency;
 
     // Size classes of powers of two: the choice is made once per class.
     const int bucket = call.bytes < 1 ? 0 : 1 + static_cast<int>(std::log2(call.bytes));

@@ -16,6 +16,11 @@ struct Tuning {
     // Pipelining: the message is cut into segments of about this many
     // bytes (0 = no pipelining). Algorithms round it to whole elements.
     std::size_t segment_bytes = 0;
+    // One-way WAN latency of the link parameters, in seconds: what a WAN
+    // message takes to arrive. The hierarchical barrier holds the release
+    // of a cluster whose leader heard the others first for about this long,
+    // so that every cluster is released at the same time (0: no hold).
+    double wan_latency = 0;
 };
 
 } // namespace hashi::coll

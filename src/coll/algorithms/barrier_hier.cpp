@@ -7,13 +7,27 @@
 // latency each (instead of the ceil(log2 P) WAN-crossing rounds of a flat
 // dissemination); then the release goes back down the same trees. All
 // messages are empty.
+//
+// Even release. A leader learns of the other clusters' arrival one WAN
+// latency after it happened, so without care the cluster that arrives
+// last is released at once and the others a WAN latency later: the next
+// collective then starts skewed by that much (a bcast rooted in an early
+// cluster looks twice the WAN latency long on the late one). Each leader
+// therefore holds its release until one WAN latency (Tuning::wan_latency,
+// the link parameters') after its own cluster was complete: with two
+// clusters both are released one WAN latency after the last arrival.
+// With S > 2 the news of a late arrival reaches the others after 1 to
+// ceil(log2 S) hops, and the spread left is at most ceil(log2 S) - 1 WAN
+// latencies (the cost model counts it).
 #include "../algorithms.hpp"
 #include "../pacing.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 #include <vector>
 
 namespace hashi::coll::algo {
@@ -49,9 +63,13 @@ void my_groups(const Hierarchy& h, std::vector<int>& node, std::vector<int>& lea
 }
 
 // Dissemination among the cluster leaders: in round k, leader i signals
-// leader i + 2^k and waits for leader i - 2^k (mod S).
-int among_clusters(const Hierarchy& h, int my_leader_index, const std::vector<int>& cluster_leader)
+// leader i + 2^k and waits for leader i - 2^k (mod S); then, for an even
+// release, no return before `hold` after the start (see above). Sleeping,
+// not spinning: the hold is milliseconds, and the ranks share cores.
+int among_clusters(const Hierarchy& h, int my_leader_index, const std::vector<int>& cluster_leader, double hold)
 {
+    const auto release_at = std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(hold));
     const int S = h.nclusters;
     const WanShare share(h, 1);
     for (int k = 0, d = 1; d < S; ++k, d *= 2) {
@@ -64,12 +82,13 @@ int among_clusters(const Hierarchy& h, int my_leader_index, const std::vector<in
         if (err != MPI_SUCCESS || werr != MPI_SUCCESS)
             return err != MPI_SUCCESS ? err : werr;
     }
+    std::this_thread::sleep_until(release_at);
     return MPI_SUCCESS;
 }
 
 } // namespace
 
-int barrier_hier(const Hierarchy& h, const Tuning&)
+int barrier_hier(const Hierarchy& h, const Tuning& t)
 {
     if (h.size == 1)
         return MPI_SUCCESS;
@@ -108,7 +127,7 @@ int barrier_hier(const Hierarchy& h, const Tuning&)
         std::vector<int> cluster_leader(h.nclusters);
         for (int c = 0; c < h.nclusters; ++c)
             cluster_leader[c] = h.members[c][0];
-        err = among_clusters(h, h.my_cluster, cluster_leader);
+        err = among_clusters(h, h.my_cluster, cluster_leader, t.wan_latency);
     }
 
     // Release: down the binomial tree (children in reverse order of

@@ -14,15 +14,20 @@ using namespace hashi::coll;
 namespace {
 // The benchmark setting: 2 clusters x 4 nodes, one rank per node, 100
 // Mbit/s nodes, 1 Gbit/s WAN, 10 ms one way.
-Hierarchy two_by_four()
+// Eight ranks, one per node, in clusters as `cluster_of` says.
+Hierarchy eight_ranks(std::vector<int> cluster_of)
 {
     Hierarchy h;
     h.rank = 0;
     h.size = 8;
-    h.nclusters = 2;
-    h.cluster_of = {0, 0, 0, 0, 1, 1, 1, 1};
+    h.nclusters = *std::max_element(cluster_of.begin(), cluster_of.end()) + 1;
+    h.cluster_of = std::move(cluster_of);
     derive_layout(h, {0, 1, 2, 3, 4, 5, 6, 7});
     return h;
+}
+Hierarchy two_by_four()
+{
+    return eight_ranks({0, 0, 0, 0, 1, 1, 1, 1});
 }
 LinkParams testbed()
 {
@@ -79,6 +84,22 @@ BOOST_AUTO_TEST_CASE(latency_bound_calls_avoid_repeated_wan_rounds)
     BOOST_TEST(cost(Collective::barrier, "hier", 0) < cost(Collective::barrier, "mpich", 0) / 2);
     // Short broadcasts: one WAN crossing either way, so no multi-lane pipeline.
     BOOST_TEST(best(Collective::bcast, 64) != "matsuda");
+}
+
+BOOST_AUTO_TEST_CASE(a_barrier_costs_the_release_spread_it_leaves)
+{
+    const LinkParams p = testbed();
+    // MPICH's flat dissemination: 3 rounds across the WAN, and its last
+    // release 31 ms after its first on the testbed (run-barrier-skew).
+    BOOST_TEST(cost(Collective::barrier, "mpich", 0) >= 2 * 3 * p.wan_latency);
+    // Ours releases two clusters together, one WAN latency after the last
+    // arrival: no spread of a WAN latency is left.
+    BOOST_TEST(cost(Collective::barrier, "hier", 0) < 1.5 * p.wan_latency);
+    // Four clusters: 2 rounds, and the news of a late cluster reaches the
+    // others after 1 or 2 of them: a WAN latency of spread on top.
+    for (auto& x : estimate(Collective::barrier, CallShape {}, eight_ranks({0, 0, 1, 1, 2, 2, 3, 3}), p, 2))
+        if (x.algorithm == "hier")
+            BOOST_TEST(x.seconds >= 3 * p.wan_latency);
 }
 
 BOOST_AUTO_TEST_CASE(segments_stay_within_bounds)
