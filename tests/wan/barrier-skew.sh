@@ -20,42 +20,16 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 tb="$HASHI_PREFIX/bin/hashi-testbed"
 export HASHI_TESTBED_INSTANCE=skewtest
-trap '[[ -n ${server_pid:-} ]] && kill "$server_pid" 2>/dev/null; "$tb" down >/dev/null 2>&1' EXIT
+trap '"$tb" down >/dev/null 2>&1' EXIT
 
 run up -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode routed --realtime
 expect_status up 0
 compile mpicc "$HASHI_SRCDIR/bench/coll/barrier-skew.c" barrier-skew
 
-secret="$work/job.secret"
-(umask 077 && head -c 32 /dev/urandom | base64 >"$secret")
-launch=(-impi-secret-file "$secret" -launcher exec -launcher-exec "$tb exec {host}")
-
-# federated NAME args...: impi-server on c0n0, one client per cluster, one
-# rank per node; rank 0's output in NAME.out.
-federated() {
-    local name=$1 rc0=0 rc1=0 rcs=0 addr=""
-    shift
-    "$tb" exec c0n0 impi-server -server 2 -impi-secret-file "$secret" >"$name.server" 2>&1 &
-    server_pid=$!
-    for _ in $(seq 100); do
-        addr=$(head -n 1 "$name.server" 2>/dev/null)
-        [[ $addr == *:* ]] && break
-        sleep 0.1
-    done
-    timeout 120 "$tb" exec c1n0 mpiexec -client 1 "$addr" -hosts c1n0:1,c1n1:1 "${launch[@]}" "$@" \
-        >"$name.c1.out" 2>"$name.c1.err" &
-    local c1=$!
-    timeout 120 "$tb" exec c0n0 mpiexec -client 0 "$addr" -hosts c0n0:1,c0n1:1 "${launch[@]}" "$@" \
-        >"$name.out" 2>"$name.err" || rc0=$?
-    wait "$c1" || rc1=$?
-    wait "$server_pid" || rcs=$?
-    server_pid=""
-    cat "$name.c1.err" "$name.server" >>"$name.err"
-    status=$((rc0 != 0 || rc1 != 0 || rcs != 0))
-    say "ran federated: $* (clients $rc0/$rc1, server $rcs)"
-}
-
-federated hier -genv HASHI_COLL_BARRIER hier -genv HASHI_COLL_BCAST mpich -genv HASHI_COLL_VERBOSE 1 \
+# One rank per node, launched as a grid user would (hashi-grid-run:
+# impi-server and one mpiexec -client K per cluster).
+run hier -- timeout 120 "$HASHI_PREFIX/bin/hashi-grid-run" --ppn 1 -n 4 \
+    -genv HASHI_COLL_BARRIER hier -genv HASHI_COLL_BCAST mpich -genv HASHI_COLL_VERBOSE 1 \
     ./barrier-skew barrier --sizes 4K --warmup 5 --reps 40
 expect_status hier 0
 expect_in hier hier.out "^barrier 4096 5 40 [0-9.]+ [0-9.]+ ok$"
