@@ -113,10 +113,10 @@ expect_in isort-nolocal isort-nolocal.out "VERIFICATION SUCCESSFUL"
 # Small eager limit and chunks: rendezvous and chunking on every message.
 run isort-rdv -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_EAGER_SIZE=0 FI_HASHI_CHUNK_SIZE=4096 mpiexec -n 3 ./isort 65536
 expect_in isort-rdv isort-rdv.out "VERIFICATION SUCCESSFUL"
-# Every run above reads the busiest path before epoll (the default); this
-# one asks epoll every round.
-run isort-epoll -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_READ_FIRST=0 mpiexec -n 3 ./isort 65536
-expect_in isort-epoll isort-epoll.out "VERIFICATION SUCCESSFUL"
+# Every run above asks epoll every round (the default); this one reads the
+# busiest path first (engine/read_first.hpp).
+run isort-read-first -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_READ_FIRST=1 mpiexec -n 3 ./isort 65536
+expect_in isort-read-first isort-read-first.out "VERIFICATION SUCCESSFUL"
 
 # Bad settings are named.
 run bad-env -- env FI_HASHI_EAGER_SIZE=lots mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello

@@ -212,7 +212,8 @@ faulted() {
 
 # A relay killed: the server sees its connection end, the other relay its
 # trunk; every cluster is told which relay.
-fault='pkill -KILL -f -- "impi-relay -relay 1 .* --cluster 1 "' job killrelay traffic 60
+# (This job's relay only: other jobs on the machine run relays too.)
+fault='pkill -KILL -f -- "impi-relay -relay 1 .* --cluster 1 .*-impi-secret-file $secret "' job killrelay traffic 60
 faulted killrelay "relay 1 of cluster 1"
 
 # A trunk's WAN link down: the trunk falls silent, its relays declare it

@@ -54,7 +54,7 @@ struct engine_settings {
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
     recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
-    bool read_first = true; // FI_HASHI_READ_FIRST: read the busiest path before epoll (engine/read_first.hpp)
+    bool read_first = false; // FI_HASHI_READ_FIRST=1: read the busiest path before epoll (engine/read_first.hpp)
 };
 
 class engine final : public path_owner,
