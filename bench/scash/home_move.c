@@ -5,8 +5,8 @@
  * rounds, process W alone writes every page (new values each round) and
  * the barrier ends the round; with -r the old home H then reads every page
  * (a consumer) before a second barrier. With dynamic homes the pages move
- * to W after the hysteresis (2 written intervals: placed homes wait for
- * it); -S keeps them at H. Put W in H's cluster or in another one to see
+ * to W after the hysteresis (-H, default 2 written intervals: placed homes
+ * wait for it); -S keeps them at H. Put W in H's cluster or in another one to see
  * what the WAN does to each choice: a move itself sends nothing (every
  * process applies the same rule to the same write notices), but it turns
  * W's diffs into H's fetches when H reads.
@@ -42,7 +42,7 @@ static void local_counters(unsigned long long* c)
 
 int main(int argc, char** argv)
 {
-    int provided, pages = 64, rounds = 8, writer = 1, home = 0, reader = 0, migrate = 1;
+    int provided, pages = 64, rounds = 8, writer = 1, home = 0, reader = 0, migrate = 1, hysteresis = 2;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-k") && i + 1 < argc)
@@ -53,12 +53,14 @@ int main(int argc, char** argv)
             writer = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-h") && i + 1 < argc)
             home = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-H") && i + 1 < argc)
+            hysteresis = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-r"))
             reader = 1;
         else if (!strcmp(argv[i], "-S"))
             migrate = 0;
         else {
-            fprintf(stderr, "usage: home_move [-k PAGES] [-n ROUNDS] [-w WRITER] [-h HOME] [-r] [-S]\n");
+            fprintf(stderr, "usage: home_move [-k PAGES] [-n ROUNDS] [-w WRITER] [-h HOME] [-H HYSTERESIS] [-r] [-S]\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -72,7 +74,8 @@ int main(int argc, char** argv)
                 MAX_ROUNDS, np - 1);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    scash_set_migration(migrate, 2);
+    if (scash_set_migration(migrate, hysteresis) != SCASH_OK)
+        MPI_Abort(MPI_COMM_WORLD, 2);
     unsigned char* m;
     const size_t bytes = (size_t)pages * PAGE;
     if (scash_alloc(bytes, SCASH_BLOCK, (void**)&m) != SCASH_OK || scash_set_home(m, bytes, home) != SCASH_OK)
@@ -109,8 +112,8 @@ int main(int argc, char** argv)
     MPI_Reduce(delta, total, MAX_ROUNDS * COUNTERS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&wrong_mine, &wrong_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (me == 0) {
-        printf("home_move: P=%d pages=%d rounds=%d writer=%d home=%d reader=%s homes=%s\n", np, pages, rounds, writer,
-            home, reader ? "home" : "none", migrate ? "dynamic" : "static");
+        printf("home_move: P=%d pages=%d rounds=%d writer=%d home=%d reader=%s homes=%s hysteresis=%d\n", np, pages,
+            rounds, writer, home, reader ? "home" : "none", migrate ? "dynamic" : "static", hysteresis);
         for (int r = 0; r < rounds; ++r)
             printf("home_move: round %d: time=%.4f s messages=%llu bytes=%llu diff_bytes=%llu fetched=%llu "
                    "moves=%llu home=%d\n",
