@@ -10,10 +10,11 @@
 # own -c check against a sequential computation runs too). Static and
 # dynamic homes; a process that exits early still ends the job with a
 # message. Then the same testbed comes up again as two strict private
-# clusters (no route between them, 2 gateways each) and hashi-grid-run
-# runs LU and Jacobi with dynamic homes through impi-relay on every
-# gateway, as a grid user would: bit for bit again. Needs root (network
-# namespaces).
+# clusters (no route between them, one gateway each: lean, and no relay of
+# this test is "relay 1", which tests/wan/relay.sh's fault kills by name)
+# and hashi-grid-run runs LU and Jacobi with dynamic homes through
+# impi-relay on the gateways, as a grid user would: bit for bit again.
+# Needs root (network namespaces).
 source "$HASHI_SRCDIR/tests/integration/lib.sh"
 tb="$HASHI_PREFIX/bin/hashi-testbed"
 export HASHI_TESTBED_INSTANCE=scash
@@ -104,7 +105,7 @@ expect_in early-exit early-exit.err 'scash: process 3 is exiting without scash_f
 
 # Through relays: strict clusters reach each other only through the
 # impi-relays hashi-grid-run starts on the gateways; one process per node.
-run up-strict -- "$tb" up --clusters 2 --nodes 2 --gateways 2 --wan-delay 10 --mode strict --realtime
+run up-strict -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode strict --realtime
 expect_status up-strict 0
 for job in "lu -n 128 -b 16 -d block" "jacobi -n 96 -i 12 -d cyclic"; do
     read -r prog args <<<"$job"
