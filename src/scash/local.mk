@@ -55,4 +55,4 @@ TESTS += $(SCASH_TESTS)
 EXTRA_DIST += src/scash/README.md $(SCASH_TESTS) tests/scash/lib-scash.sh tests/scash/programs
 
 ## Benchmark (bench/scash/run-scash; not run by make check) #################
-EXTRA_DIST += bench/scash/run-scash bench/scash/README.md
+EXTRA_DIST += bench/scash/run-scash bench/scash/home_move.c bench/scash/README.md

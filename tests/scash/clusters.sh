@@ -9,7 +9,12 @@
 # same program bit for bit (both write their result with -o; the programs'
 # own -c check against a sequential computation runs too). Static and
 # dynamic homes; a process that exits early still ends the job with a
-# message. Needs root (network namespaces).
+# message. Then the same testbed comes up again as two strict private
+# clusters (no route between them, one gateway each: lean, and no relay of
+# this test is "relay 1", which tests/wan/relay.sh's fault kills by name)
+# and hashi-grid-run runs LU and Jacobi with dynamic homes through
+# impi-relay on the gateways, as a grid user would: bit for bit again.
+# Needs root (network namespaces).
 source "$HASHI_SRCDIR/tests/integration/lib.sh"
 tb="$HASHI_PREFIX/bin/hashi-testbed"
 export HASHI_TESTBED_INSTANCE=scash
@@ -98,10 +103,26 @@ if [[ $status -ne 0 && $status -ne 124 ]]; then pass "early-exit: failed (exit $
     fail "early-exit: exit status $status (0: not detected, 124: hung)"; fi
 expect_in early-exit early-exit.err 'scash: process 3 is exiting without scash_finalize; aborting the job'
 
+# Through relays: strict clusters reach each other only through the
+# impi-relays hashi-grid-run starts on the gateways; one process per node.
+run up-strict -- "$tb" up --clusters 2 --nodes 2 --wan-delay 10 --mode strict --realtime
+expect_status up-strict 0
+for job in "lu -n 128 -b 16 -d block" "jacobi -n 96 -i 12 -d cyclic"; do
+    read -r prog args <<<"$job"
+    name="$prog-relayed"
+    run "$name" -- timeout -k 10 "$limit" hashi-grid-run --ppn 1 --secret-file "$secret" --logs "$name.logs" -n 4 \
+        "./$prog" -c $args -o "$name.bin"
+    expect_status "$name" 0
+    expect_in "$name" "$name.out" "^$prog: .*P=4 .*homes=[a-z]+\+dynamic "
+    expect_in "$name" "$name.out" "^$prog: check: bitwise equal to the sequential run"
+    expect_in "$name" "$name.out" "^$prog: stats: .* home_moves=[1-9]"
+    same "$name" "$prog-1.bin" "$name.bin"
+done
+
 run down -- "$tb" down
 expect_status down 0
 if ip netns list | grep -q "htb-scash-"; then fail "namespaces left after down"; else pass "no namespaces left"; fi
-if leftovers "$work/(lu|jacobi|early_exit)" || pgrep -f "impi-server -server 2 -port .*-impi-secret-file $secret" >/dev/null; then
+if leftovers "$work/(lu|jacobi|early_exit)" || pgrep -f "impi-(server|relay) .*-impi-secret-file $secret" >/dev/null; then
     fail "processes left behind"
 else
     pass "no processes left behind"
