@@ -185,7 +185,12 @@ int endpoint::enable()
         cluster ? hashi::env_whole("FI_HASHI_EAGER_SIZE", 32768, {.hi = wire::max_eager_payload, .base = 10}, err) : std::nullopt;
     const auto chunk =
         eager ? hashi::env_whole("FI_HASHI_CHUNK_SIZE", 1 << 20, {.hi = wire::max_chunk_payload, .base = 10}, err) : std::nullopt;
-    const auto linger = chunk ? hashi::env_whole("FI_HASHI_CLOSE_TIMEOUT", 30, {.hi = 3600, .base = 10}, err) : std::nullopt;
+    // Transfers to a peer behind several trunks from this size on are
+    // striped over all of them (engine/router.hpp); 0: never.
+    const auto stripe_min =
+        chunk ? hashi::env_whole("FI_HASHI_STRIPE_MIN", 256 << 10, {.hi = std::uint64_t {1} << 40, .base = 10}, err)
+              : std::nullopt;
+    const auto linger = stripe_min ? hashi::env_whole("FI_HASHI_CLOSE_TIMEOUT", 30, {.hi = 3600, .base = 10}, err) : std::nullopt;
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto read_first = protect_local ? hashi::env_whole("FI_HASHI_READ_FIRST", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
@@ -206,8 +211,14 @@ int endpoint::enable()
         log_error("FI_HASHI_CHUNK_SIZE=%llu is too small (at least 4096)", static_cast<unsigned long long>(*chunk));
         return -FI_EINVAL;
     }
+    if (*stripe_min != 0 && *stripe_min < 4096) {
+        log_error("FI_HASHI_STRIPE_MIN=%llu is too small (0 to turn striping off, else at least 4096)",
+            static_cast<unsigned long long>(*stripe_min));
+        return -FI_EINVAL;
+    }
     engine_settings settings;
     settings.job_id = *job;
+    settings.stripe_min = *stripe_min;
     settings.cluster_id = static_cast<std::uint16_t>(*cluster);
     settings.close_timeout_s = *linger;
     settings.eager_limit = *eager;

@@ -33,7 +33,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             // says: the endpoint picks the decoder from the type, but every
             // decoder must survive every input.
             const std::size_t n = std::min<std::size_t>(size - at, h.length);
-            (void)wire::decode_hello(data + at, n);
+            // A hello that decodes names a lane below the bound and encodes
+            // back to the same bytes (lane and reserved bytes included).
+            const auto hello = wire::decode_hello(data + at, n);
+            if (const auto* hh = std::get_if<wire::hello>(&hello)) {
+                if (hh->lane >= wire::max_lanes)
+                    std::abort();
+                const auto back = wire::encode(*hh);
+                for (std::size_t i = 0; i < back.size(); ++i)
+                    if (back[i] != data[at + i])
+                        std::abort();
+            }
             (void)wire::decode_challenge(data + at, n);
             (void)wire::decode_proof(data + at, n);
             (void)wire::decode_hello_ack(data + at, n);

@@ -6,7 +6,9 @@
 # reaches nothing outside its cluster), 2 gateways per cluster, each running
 # impi-relay; impi-server on c0gw's WAN address. Checks that the job runs
 # through the relays (every pair, eager and rendezvous, every byte), that
-# the trunks came up protected and carried the streams, that strangers on
+# the trunks came up protected and carried the streams, that large messages
+# are striped over both trunks and still match in order with the small ones
+# between them, that strangers on
 # either network are turned away without harm, and that a killed relay ends
 # the job on both clusters within 30 s with a message naming it, leaving no
 # process behind.
@@ -155,6 +157,32 @@ wait
 cat strangers.lan strangers.wan | sed 's/^/    /'
 expect_count strangers <(cat strangers.lan strangers.wan) " received=0 closed=(yes|no)$" 7
 expect_count strangers-closed <(cat strangers.lan strangers.wan) "^(lan|wan) [a-z-]*(job|version|junk) received=0 closed=yes$" 5
+
+# Striping (FI_HASHI_STRIPE_MIN, src/transport/README.md "Striping"): one
+# pair of ranks across the clusters exchanges 1 MiB and 300 KiB messages
+# interleaved with small ones, same tag, some unexpected; every message
+# matches in order, intact. The pair's stream is pinned to one trunk, so
+# only striping puts its large messages on the other: each trunk must carry
+# at least 30 % of what both carried (pinned, the other trunk carries only
+# MPI_Init's and MPI_Finalize's few kilobytes; striped over 2 trunks, about
+# half each; 30 % leaves room for the lanes' unequal shares under load).
+job stripe stripe 12
+if [[ $rc0 == 0 && $rc1 == 0 && $rcs == 0 ]]; then pass "stripe: both clusters and the server exited 0"; else
+    fail "stripe: clients $rc0/$rc1, server $rcs"
+    tail -n 12 stripe.c0.err stripe.c1.err | sed 's/^/    /'
+fi
+expect_in stripe stripe.c0.out "^relay_job: stripe: 12 rounds each way, in order and intact: yes"
+# Each relay of cluster 0 has one trunk: its bytes out and in.
+trunk_bytes() {
+    sed -n 's/.*trunk to relay .*: \([0-9]*\) bytes \/ [0-9]* frames out, \([0-9]*\) bytes .*/\1 \2/p' "$1" |
+        awk '{ s += $1 + $2 } END { print s + 0 }'
+}
+t0=$(trunk_bytes stripe.r0.0.err) t1=$(trunk_bytes stripe.r0.1.err)
+if awk -v a="$t0" -v b="$t1" 'BEGIN { s = a + b; exit !(s > 0 && a >= 0.3 * s && b >= 0.3 * s) }'; then
+    pass "stripe: both trunks carried the large messages ($t0 and $t1 bytes)"
+else
+    fail "stripe: the trunks carried $t0 and $t1 bytes: not striped (each at least 30 % expected)"
+fi
 
 # Liveness through the relays without a fault: each rank waits 7 s on a
 # silent partner in the other cluster, with a peer timeout of 4 s, three

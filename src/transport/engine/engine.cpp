@@ -8,6 +8,7 @@
 #include "transport/recv/kernel_backend.hpp"
 #include "transport/recv/user_backend.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -21,6 +22,23 @@ namespace {
 // fell to 0.56-0.72 of the single-queue provider's (bench/p2p, loopback).
 constexpr std::size_t commit_window_bytes = 4u << 20;
 constexpr std::size_t commit_window_frames = 48;
+// A striped peer's paths each hold less: what one path has committed ahead
+// of another arrives ahead of its turn and waits in the receiver's reorder
+// stage (8 MiB a peer), so the windows of all lanes together stay below it.
+constexpr std::size_t stripe_window_bytes = 1u << 20;
+// Chunks of striped transfers: small enough that a message just above
+// FI_HASHI_STRIPE_MIN is cut in two, large enough that a 56-byte header and
+// a frame per chunk cost nothing.
+constexpr std::size_t stripe_chunk_bytes = 128u << 10;
+// A striped peer's path takes no new frames while its socket holds this
+// much that the relay has not taken: the kernel's send buffer would
+// otherwise let the first lane take nearly every chunk (the relay's link
+// to the rank is a fast LAN; the WAN behind it is what is slow), so each
+// lane's queue is kept short and the next chunk goes to the lane that
+// drained. Seen without it: 39 MB on one trunk, 3.7 MB on the other.
+constexpr std::size_t stripe_backlog_bytes = 512u << 10;
+// While every lane is backlogged, flush() looks again this often.
+constexpr std::uint64_t stripe_recheck_ns = 2'000'000;
 } // namespace
 
 engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_multi_recv, const engine_settings& s,
@@ -137,7 +155,7 @@ void engine::on_path_events(path& c, std::uint32_t events)
             return;
         }
     }
-    if (c.p != nullptr && router_.path_for(*c.p) == &c)
+    if (c.p != nullptr && std::find(c.p->paths.begin(), c.p->paths.end(), &c) != c.p->paths.end())
         flush(*c.p); // arms EPOLLOUT again itself while bytes are left
     else
         c.want_write(false);
@@ -178,15 +196,81 @@ void engine::frame_written(peer& p, tx_frame& f)
     p.stats.tx_bytes += f.h.length;
     if (f.ends_entry)
         --tx_queued_;
-    if (f.done != nullptr)
-        done_.send_done(*f.done);
+    if (op* o = f.chunk_of; o != nullptr && --o->chunks_unwritten == 0 && o->done_deferred) {
+        o->done_deferred = false; // the last of its chunks on the other lanes
+        done_.send_done(*o);
+    }
+    if (f.done != nullptr) {
+        if (f.done->chunks_unwritten > 0)
+            f.done->done_deferred = true; // earlier chunks wait on other lanes
+        else
+            done_.send_done(*f.done);
+    }
 }
 
 bool engine::flush(peer& p)
 {
-    path* c = router_.path_for(p);
-    if (c == nullptr || c->st != path::state::open || c->securing)
+    path* lane0 = router_.path_for(p);
+    if (lane0 == nullptr)
         return false;
+    stripe_policy stripes;
+    if (settings_.stripe_min != 0) {
+        const std::size_t lanes = router_.lanes(p);
+        // Stripe lanes are made for the first transfer worth striping, from
+        // a timer: flush() may run inside a walk over the paths (a CTS read
+        // from a protected stream's buffered input), which a new path must
+        // not disturb. Peers live as long as the endpoint.
+        if (lanes > 1 && !p.lanes_dialed && p.sched.largest_transfer() >= settings_.stripe_min) {
+            p.lanes_dialed = true;
+            loop_.at(monotonic_ns(), [this, pp = &p, lanes] {
+                if (!pp->failed && !closing_)
+                    paths_.ensure_lanes(*pp, lanes);
+            });
+        }
+        if (lanes > 1 && p.paths.size() > 1) {
+            stripes.min_total = settings_.stripe_min;
+            stripes.chunk = stripe_chunk_bytes;
+        }
+    }
+    if (stripes.min_total == 0) {
+        // One lane carries everything (a lane the peer made carries its
+        // chunks to us, and our goodbye at close: written, nothing added).
+        bool moved = flush_path(p, *lane0, stripes, SIZE_MAX);
+        stripes.only_striped = true;
+        for (std::size_t i = 0; i < p.paths.size() && !p.failed; ++i)
+            if (p.paths[i] != lane0 && flush_path(p, *p.paths[i], stripes, 0))
+                moved = true;
+        return moved;
+    }
+    // Striping: the lanes take turns, one frame each per round (lane 0
+    // anything, the others chunks of striped transfers only), until none
+    // can take more. A lane that has room takes the next chunk; a lane whose
+    // socket is backlogged sits out (flush_path), so the chunks spread in
+    // proportion to what each lane's trunk drains.
+    bool moved = false;
+    for (int round = 0; round < 4096 && !p.failed; ++round) {
+        bool any = false;
+        for (std::size_t i = 0; i < p.paths.size() && !p.failed; ++i) {
+            stripe_policy lane = stripes;
+            lane.only_striped = p.paths[i] != lane0;
+            const std::size_t before = p.tx_seq;
+            if (flush_path(p, *p.paths[i], lane, 1))
+                moved = true;
+            if (p.tx_seq != before)
+                any = true; // committed a frame: another round
+        }
+        if (!any)
+            break;
+    }
+    return moved;
+}
+
+bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, std::size_t max_frames)
+{
+    path* c = &path_ref;
+    if (c->st != path::state::open || c->securing)
+        return false;
+    const std::size_t window = stripes.min_total != 0 ? stripe_window_bytes : commit_window_bytes;
     // Handshake bytes (the proof, the hello_ack) go before any frame.
     if (!c->hs_out.empty()) {
         std::string err;
@@ -205,10 +289,19 @@ bool engine::flush(peer& p)
     }
     pacer& pace = paced != nullptr ? *paced : no_pacing_;
     bool moved = false;
+    bool backlogged = false;
     for (;;) {
         const std::size_t committed = c->committed_bytes();
-        if (committed < commit_window_bytes)
-            c->commit(p.sched.commit(c->wq, commit_window_frames, commit_window_bytes - committed, p.tx_seq));
+        if (committed < window && max_frames > 0) {
+            if (stripes.min_total != 0 && c->unsent_bytes() >= stripe_backlog_bytes) {
+                backlogged = true; // the other lanes take the next chunks
+            } else {
+                const std::size_t had = c->wq.size();
+                const std::size_t limit = std::min(commit_window_frames, had + std::min(max_frames, commit_window_frames));
+                c->commit(p.sched.commit(c->wq, limit, window - committed, p.tx_seq, stripes));
+                max_frames -= std::min(max_frames, c->wq.size() - had);
+            }
+        }
         // Done only when the protected stream has put its sealed bytes on
         // the socket too: frames count as written once the stream took
         // them, and a record it could not finish waits for EPOLLOUT here
@@ -217,6 +310,15 @@ bool engine::flush(peer& p)
         // across clusters hung so (tests/wan/federation.sh, isort_mpich).
         if (c->wq.empty() && !(c->stream && c->stream->output_pending())) {
             c->want_write(false);
+            if (backlogged && !p.sched.empty() && !p.stripe_wait) {
+                // No event says when the relay has taken the queue: look again.
+                p.stripe_wait = true;
+                loop_.at(monotonic_ns() + stripe_recheck_ns, [this, pp = &p] {
+                    pp->stripe_wait = false;
+                    if (!pp->failed)
+                        flush(*pp);
+                });
+            }
             return moved;
         }
         std::string err;
@@ -247,6 +349,24 @@ bool engine::flush(peer& p)
     }
 }
 
+void engine::bye_on_stripe_lanes(peer& p)
+{
+    // Each goodbye is numbered in the peer's sequence like any frame, so
+    // the receiver's reorder stage takes it in turn; each tells the reader
+    // of its lane that the end of that connection is no failure.
+    for (path* c : p.paths) {
+        if (c == router_.path_for(p))
+            continue;
+        tx_frame f;
+        f.h.type = wire::frame_type::bye;
+        f.h.seq = p.tx_seq++;
+        f.hdr = wire::encode_header(f.h);
+        f.ends_entry = false; // not an entry of the send queue
+        c->commit(f.total());
+        c->wq.push_back(std::move(f));
+    }
+}
+
 // ---- failures --------------------------------------------------------------
 
 void engine::peer_failed(peer& p)
@@ -257,6 +377,10 @@ void engine::peer_failed(peer& p)
         for (auto& f : c->wq) {
             if (f.ends_entry)
                 --tx_queued_;
+            if (op* o = f.chunk_of; o != nullptr && o->done_deferred) {
+                o->done_deferred = false; // its last chunk was written, this one never will be
+                done_.error(*o, FI_EIO);
+            }
             if (f.done != nullptr)
                 done_.error(*f.done, FI_EIO);
         }
@@ -267,6 +391,9 @@ void engine::peer_failed(peer& p)
         drop_path(p.paths.front());
     if (p.dialing != nullptr)
         close_path(*p.dialing);
+    for (path* c : p.lane_dialing)
+        if (c != nullptr)
+            close_path(*c);
     p.redial_pending = false;
     tx_queued_ -= p.sched.drop([&](op* o) { done_.error(*o, FI_EIO); });
     for (op* o : ops_.waiting_on(&p)) {
@@ -283,9 +410,11 @@ bool engine::any_queued() const
 {
     bool queued = false;
     peers_.for_each([&](const peer& p) {
-        if (!p.failed && (!p.sched.empty() || p.dialing != nullptr || p.redial_pending ||
-                             (!p.paths.empty() && !p.paths.front()->wq.empty())))
+        if (!p.failed && (!p.sched.empty() || p.dialing != nullptr || p.redial_pending))
             queued = true;
+        for (const path* c : p.paths)
+            if (!p.failed && !c->wq.empty())
+                queued = true;
     });
     if (queued)
         return true;
@@ -313,6 +442,7 @@ void engine::drain_and_close()
         auto& p = const_cast<peer&>(cp);
         if (p.connected() && !p.failed && !p.is_self) {
             queue_control(p, wire::frame_type::bye, 0, 0, 0);
+            bye_on_stripe_lanes(p);
             flush(p);
         }
     });

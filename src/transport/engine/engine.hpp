@@ -50,6 +50,9 @@ struct engine_settings {
     std::uint16_t cluster_id = 0;
     std::size_t eager_limit = 32768; // FI_HASHI_EAGER_SIZE
     std::size_t chunk_size = 1 << 20; // FI_HASHI_CHUNK_SIZE
+    // FI_HASHI_STRIPE_MIN: transfers to a peer behind several trunks at
+    // least this large are striped over all of them; 0 turns striping off.
+    std::size_t stripe_min = 256 << 10;
     std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
@@ -111,8 +114,14 @@ private:
     void queue(peer& p, send_scheduler::lane l, tx_frame&& f);
     void queue(peer& p, send_scheduler::lane l, transfer&& t);
     void queue_control(peer& p, wire::frame_type type, std::uint64_t a, std::uint64_t b, std::uint64_t c);
-    // Commits the peer's queued frames to its path and writes them.
+    // Commits the peer's queued frames to its paths and writes them: every
+    // frame may go on lane 0, chunks of striped transfers on any lane.
     bool flush(peer& p);
+    // `max_frames`: how many frames it may commit in this call (a striped
+    // peer's lanes take turns, one frame each).
+    bool flush_path(peer& p, path& c, const stripe_policy& stripes, std::size_t max_frames);
+    // At close: a goodbye on every stripe lane, so each ends cleanly.
+    void bye_on_stripe_lanes(peer& p);
     void frame_written(peer& p, tx_frame& f);
     bool any_queued() const;
     bool everything_acknowledged() const;

@@ -46,7 +46,7 @@ int hex_digit(char c) noexcept
 
 std::vector<std::uint8_t> transcript_bytes(const handshake_transcript& t)
 {
-    std::vector<std::uint8_t> b(8 + 2 * t.connector.size() + 2 * wire::nonce_size + 4);
+    std::vector<std::uint8_t> b(8 + 2 * t.connector.size() + 2 * wire::nonce_size + 4 + 1);
     std::uint8_t* p = b.data();
     wire::put(p, t.job_id, 8);
     p += 8;
@@ -59,6 +59,8 @@ std::vector<std::uint8_t> transcript_bytes(const handshake_transcript& t)
     std::memcpy(p, t.acceptor_nonce.data(), wire::nonce_size);
     p += wire::nonce_size;
     wire::put(p, static_cast<std::uint32_t>(t.status), 4);
+    p += 4;
+    *p = t.lane;
     return b;
 }
 
@@ -124,12 +126,12 @@ wire::mac job_key::sign(std::string_view label, std::span<const std::uint8_t> da
 
 wire::mac job_key::acceptor_mac(const handshake_transcript& t) const
 {
-    return sign("hashi handshake v2 acceptor", transcript_bytes(t));
+    return sign("hashi handshake v3 acceptor", transcript_bytes(t));
 }
 
 wire::mac job_key::connector_mac(const handshake_transcript& t) const
 {
-    return sign("hashi handshake v2 connector", transcript_bytes(t));
+    return sign("hashi handshake v3 connector", transcript_bytes(t));
 }
 
 wire::mac job_key::relay_route_mac(const relay_route_transcript& t) const

@@ -25,7 +25,7 @@
 namespace hashi::fi {
 
 // What both sides' handshake MACs cover: both addresses, both fresh nonces,
-// the acceptor's verdict and the job id. A MAC made for one connection, one
+// the acceptor's verdict, the lane and the job id. A MAC made for one connection, one
 // direction or one pair of addresses is worth nothing on another.
 struct handshake_transcript {
     std::uint64_t job_id = 0;
@@ -34,6 +34,7 @@ struct handshake_transcript {
     wire::nonce connector_nonce {};
     wire::nonce acceptor_nonce {};
     wire::hello_status status = wire::hello_status::ok;
+    std::uint8_t lane = 0; // the hello's: which of the peer's paths this is
 };
 
 // What the two MACs of the relay route handshake cover (wire/relay_route.hpp):

@@ -67,6 +67,12 @@ struct op {
     std::uint64_t raddr = 0;
     // Copy of an injected payload (the caller's buffer is free at return).
     std::unique_ptr<std::uint8_t[]> owned;
+    // A striped send's chunks still to be written (on any lane), and
+    // whether its last chunk was written before them: the send completes,
+    // and gives the application its buffer back, only once every chunk is
+    // out (engine::frame_written).
+    std::uint32_t chunks_unwritten = 0;
+    bool done_deferred = false;
 };
 
 class operations {

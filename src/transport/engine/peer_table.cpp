@@ -2,10 +2,20 @@
 // The peer table (peer_table.hpp).
 #include "transport/engine/peer_table.hpp"
 
+#include "transport/path/path.hpp"
+
 #include "transport/common.hpp"
 #include "transport/engine/router.hpp"
 
 namespace hashi::fi {
+
+path* peer::lane_path(std::uint8_t lane) const noexcept
+{
+    for (path* c : paths)
+        if (c->lane == lane)
+            return c;
+    return nullptr;
+}
 
 std::string peer::describe() const
 {

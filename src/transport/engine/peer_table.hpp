@@ -14,9 +14,11 @@
 #include "transport/path/reorder.hpp"
 #include "transport/send/send_scheduler.hpp"
 #include "transport/tcp_telemetry.hpp"
+#include "transport/wire/handshake.hpp"
 
 #include <rdma/fabric.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,15 +47,23 @@ struct peer {
     endpoint_address::bytes key {};
     fi_addr_t fi_addr = FI_ADDR_NOTAVAIL; // FI_ADDR_NOTAVAIL until inserted in the AV
     bool is_self = false;
-    // Established paths (one today; several once trunks exist). Frames go
-    // out on the path the router picks (engine/router.hpp).
+    // Established paths: lane 0, and through relays with several trunks
+    // the stripe lanes (path::lane) made for large transfers. Frames go out
+    // on the path the router picks (engine/router.hpp), chunks of large
+    // transfers on any of them (engine::flush).
     std::vector<path*> paths;
-    path* dialing = nullptr; // our own attempt, before its handshake is done
+    path* dialing = nullptr; // our own attempt at lane 0, before its handshake is done
+    // Our own attempts at stripe lanes (index: lane), and lanes given up
+    // (refused or broken during their handshake: not dialed again).
+    std::array<path*, wire::max_lanes> lane_dialing {};
+    std::array<bool, wire::max_lanes> lane_given_up {};
+    bool lanes_dialed = false; // the stripe lanes were asked for once
     int redials = 0; // attempts whose connection was closed during the handshake
     bool redial_pending = false;
     send_scheduler sched;
     std::uint32_t tx_seq = 1; // next sequence number we send
     bool pace_wait = false; // a timer writes again when the pacer allows
+    bool stripe_wait = false; // a timer looks again at backlogged stripe lanes (engine::flush)
     reorder_stage reorder; // restores the order of what it sends us
     std::string host; // from the handshake, for messages
     std::uint32_t pid = 0;
@@ -65,7 +75,13 @@ struct peer {
     std::vector<std::uint64_t> unexpected_cookies; // while fi_addr is unknown, for renumbering
 
     std::string describe() const;
-    bool connected() const noexcept { return !paths.empty(); }
+    // Lane 0 is open (stripe lanes are made only after it).
+    bool connected() const noexcept { return lane_path(0) != nullptr; }
+    path* lane_path(std::uint8_t lane) const noexcept;
+    bool lane_busy(std::uint8_t lane) const noexcept
+    {
+        return lane_path(lane) != nullptr || (lane == 0 ? dialing != nullptr : lane_dialing[lane] != nullptr);
+    }
 };
 
 class peer_failure_listener {

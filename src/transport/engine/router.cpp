@@ -29,7 +29,7 @@ std::size_t router::trunk_of(
     return trunks == 0 ? 0 : static_cast<std::size_t>(h % trunks);
 }
 
-route router::route_to(const endpoint_address& a) const noexcept
+route router::route_to(const endpoint_address& a, std::uint8_t lane) const noexcept
 {
     route r;
     r.wan = a.cluster_id != self_.cluster_id;
@@ -38,7 +38,7 @@ route router::route_to(const endpoint_address& a) const noexcept
             r.how = route::kind::unreachable;
             return r;
         }
-        const std::size_t t = trunk_of(self_key_, a.encode(), relays_.size());
+        const std::size_t t = (trunk_of(self_key_, a.encode(), relays_.size()) + lane) % relays_.size();
         r.how = route::kind::relay;
         r.trunk = static_cast<std::uint8_t>(t);
         r.ipv4 = relays_[t].ipv4;
@@ -51,14 +51,21 @@ route router::route_to(const endpoint_address& a) const noexcept
     return r;
 }
 
-route router::route_for(const peer& p) const noexcept
+route router::route_for(const peer& p, std::uint8_t lane) const noexcept
 {
     if (p.is_self) {
         route r;
         r.how = route::kind::self;
         return r;
     }
-    return route_to(p.addr);
+    return route_to(p.addr, lane);
+}
+
+std::size_t router::lanes(const peer& p) const noexcept
+{
+    if (p.is_self || route_to(p.addr).how != route::kind::relay)
+        return 1;
+    return relays_.size();
 }
 
 std::string router::note(const endpoint_address& a) const
@@ -81,7 +88,7 @@ std::string router::unreachable_reason(const endpoint_address& a)
 
 path* router::path_for(const peer& p) const noexcept
 {
-    return p.paths.empty() ? nullptr : p.paths.front();
+    return p.lane_path(0);
 }
 
 } // namespace hashi::fi

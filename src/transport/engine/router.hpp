@@ -13,9 +13,14 @@
 // (path/relay_dial.cpp) forwards bytes unread. Which relay: the trunk
 // trunk_of(both cards), the same number on both sides, so that both
 // directions of a pair take the same relay pair. A relayed peer is still a
-// WAN peer: protection and pacing apply end to end. Trunks with several
-// paths per peer will have path_for() spread frames over them, with the
-// receiver's reorder stage putting them back in order.
+// WAN peer: protection and pacing apply end to end.
+//
+// Striping: a relayed peer may have a path per trunk (lanes(), one lane
+// per local relay). Lane 0 is the pair's trunk above and carries every
+// frame; lane k goes through trunk (trunk_of + k) mod relays and carries
+// chunks of large transfers only (engine::flush); the per-(source,
+// destination) sequence numbers and the receiver's reorder stage put them
+// back in order before matching.
 #pragma once
 
 #include "transport/address.hpp"
@@ -51,10 +56,13 @@ public:
         : self_(self), relays_(std::move(relays))
     {
     }
-    route route_for(const peer& p) const noexcept;
-    // The route to another endpoint at `a` (not this one).
-    route route_to(const endpoint_address& a) const noexcept;
-    // The path to write the next frames to, or null when none is open.
+    route route_for(const peer& p, std::uint8_t lane = 0) const noexcept;
+    // The route to another endpoint at `a` (not this one), for `lane`.
+    route route_to(const endpoint_address& a, std::uint8_t lane = 0) const noexcept;
+    // How many paths (lanes) the peer can be reached over: the number of
+    // local relays for a relayed peer, 1 otherwise.
+    std::size_t lanes(const peer& p) const noexcept;
+    // The path to write the next frames to (lane 0), or null when none is open.
     path* path_for(const peer& p) const noexcept;
     bool crosses_wan(const peer& p) const noexcept;
     // "via relay 10.0.0.1:7000 (trunk 1)" for a relayed address, empty

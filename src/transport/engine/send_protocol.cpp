@@ -141,7 +141,12 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
     // Untagged messages go to multi-receive buffers, which cannot take a
     // rendezvous; MPICH's are at most 16 KiB, so they are always eager up to
     // the protocol's limit.
-    const std::size_t limit = tagged ? settings_.eager_limit : wire::max_eager_payload;
+    // A tagged message that would be striped (a peer with several trunks)
+    // takes the rendezvous even below the eager limit: an eager message is
+    // one frame, which only one path can carry.
+    std::size_t limit = tagged ? settings_.eager_limit : wire::max_eager_payload;
+    if (tagged && settings_.stripe_min != 0 && len >= settings_.stripe_min && router_.lanes(*p) > 1)
+        limit = std::min(limit, settings_.stripe_min - 1);
     if (len <= limit) {
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;

@@ -93,9 +93,10 @@ std::vector<liveness_monitor::watched_peer> engine::waited_peers() const
     peers_.for_each([&](const peer& p) {
         if (p.is_self || p.failed)
             return;
-        const path* c = router_.path_for(p);
-        if (!p.sched.empty() || p.dialing != nullptr || p.redial_pending ||
-            (c != nullptr && (!c->wq.empty() || c->unsent_bytes() > 0)))
+        bool unsent = false; // on any lane
+        for (const path* c : p.paths)
+            unsent = unsent || !c->wq.empty() || c->unsent_bytes() > 0;
+        if (!p.sched.empty() || p.dialing != nullptr || p.redial_pending || unsent)
             add(p.addr, &p);
     });
     return out;

@@ -88,10 +88,12 @@ void path_manager::send_hello(path& c)
     c.hs.connector = self_.key;
     c.hs.acceptor = c.p->key;
     c.hs.connector_nonce = fresh_nonce();
+    c.hs.lane = c.lane;
     wire::hello h;
     h.from = self_.key;
     h.to = c.p->key;
     h.connector_nonce = c.hs.connector_nonce;
+    h.lane = c.lane;
     append_handshake(c.hs_out, wire::frame_type::hello, h);
     c.st = path::state::await_challenge;
     flush_handshake(c);
@@ -166,13 +168,23 @@ void path_manager::on_hello(path& c, const wire::hello& h)
     c.hs.acceptor = self_.key;
     c.hs.connector_nonce = h.connector_nonce;
     c.hs.acceptor_nonce = fresh_nonce();
+    c.hs.lane = h.lane;
+    c.lane = h.lane;
     // Look the claimed peer up without creating it: a stranger must not be
     // able to grow the peer table.
     c.hs.status = wire::hello_status::ok;
-    if (const peer* p = peers_.find(h.from)) {
-        if (p->connected() || p->failed || (p->dialing != nullptr && self_.key < p->key))
+    const peer* p = peers_.find(h.from);
+    if (p != nullptr) {
+        // Per lane: a lane already open, or both dialing it and ours wins.
+        const path* mine = h.lane == 0 ? p->dialing : p->lane_dialing[h.lane];
+        if (p->lane_path(h.lane) != nullptr || p->failed || (mine != nullptr && self_.key < p->key))
             c.hs.status = wire::hello_status::duplicate;
     }
+    // A stripe lane joins an open lane 0 (it carries chunks of transfers
+    // that lane 0 started); before that it is declined ("duplicate": the
+    // connector closes it, and its peer is unharmed).
+    if (h.lane != 0 && (p == nullptr || !p->connected()))
+        c.hs.status = wire::hello_status::duplicate;
     wire::challenge ch;
     ch.acceptor_nonce = c.hs.acceptor_nonce;
     ch.status = c.hs.status;
@@ -198,7 +210,18 @@ void path_manager::on_challenge(path& c, const wire::challenge& ch)
         return;
     }
     p.redials = 0;
-    if (ch.status == wire::hello_status::duplicate || p.connected()) {
+    if (c.lane != 0 && (ch.status == wire::hello_status::duplicate || p.lane_path(c.lane) != nullptr)) {
+        // The peer's own attempt at this lane wins, or it declined the lane.
+        // Not asked again: the peer's own attempt makes the lane, or the
+        // peer declined it.
+        p.lane_given_up[c.lane] = true;
+        if (p.lane_dialing[c.lane] == &c)
+            p.lane_dialing[c.lane] = nullptr;
+        c.p = nullptr;
+        close(c);
+        return;
+    }
+    if (c.lane == 0 && (ch.status == wire::hello_status::duplicate || p.connected())) {
         // The peer's own connection to us carries the traffic; our queue
         // waits for it.
         if (p.dialing == &c)
@@ -231,18 +254,18 @@ void path_manager::on_proof(path& c, const wire::proof& pr)
         return;
     }
     peer& p = peers_.by_address(*from);
-    if (p.connected() || p.failed) {
-        log_warn("closed a second connection from %s", p.describe().c_str());
+    if (p.lane_path(c.lane) != nullptr || p.failed || (c.lane != 0 && !p.connected())) {
+        log_warn("closed a second connection from %s (lane %u)", p.describe().c_str(), c.lane);
         close(c);
         return;
     }
     p.host = pr.who.host;
     p.pid = pr.who.pid;
-    if (p.dialing != nullptr) {
+    if (path*& dialing = c.lane == 0 ? p.dialing : p.lane_dialing[c.lane]; dialing != nullptr) {
         // Both connected at once and theirs wins (we said so in the
         // challenge): drop ours before it carries anything.
-        path* mine = p.dialing;
-        p.dialing = nullptr;
+        path* mine = dialing;
+        dialing = nullptr;
         mine->p = nullptr;
         close(*mine);
     }
@@ -270,7 +293,9 @@ void path_manager::open(peer& p, path& c)
     p.paths.push_back(&c);
     if (p.dialing == &c)
         p.dialing = nullptr;
-    HASHI_DEBUG("connected to %s", p.describe().c_str());
+    if (p.lane_dialing[c.lane] == &c)
+        p.lane_dialing[c.lane] = nullptr;
+    HASHI_DEBUG("connected to %s (lane %u)", p.describe().c_str(), c.lane);
     const route r = routes_.route_for(p);
     if (protect_.level != secure::protection::none && !p.is_self && (r.wan || protect_.local)) {
         // No frame moves until the protected stream is up (advance_stream).
@@ -286,6 +311,8 @@ void path_manager::open(peer& p, path& c)
 void path_manager::handshake_closed(path& c, const std::string& why)
 {
     peer* p = c.p;
+    if (p != nullptr && c.lane != 0 && c.st != path::state::open && p->lane_dialing[c.lane] == &c)
+        return give_up_lane(c, "the connection closed during its handshake (" + why + ")");
     const bool ours = c.outgoing() && p != nullptr && p->dialing == &c;
     if (!ours) {
         // A connection that lost a simultaneous connect, or a stranger; or

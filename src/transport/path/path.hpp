@@ -107,6 +107,13 @@ public:
     state st = state::closed;
     peer* p = nullptr; // null for an accepted path until the connector's proof checked
     bool rx_only = false; // the receiving end of the loopback pair to self
+    // Which of its peer's paths this is (the hello's lane): 0 carries
+    // everything, 1.. are stripe lanes through the other trunks, which
+    // carry chunks of large transfers only (engine::flush).
+    std::uint8_t lane = 0;
+    // The reorder stage was full when this path's next frame came: read it
+    // again once the stage moved (user_backend::poll).
+    bool stalled = false;
     bool attached = false; // the receive backend reads it (after the handshake)
     handshake_transcript hs {};
     std::uint64_t hs_deadline_ns = 0; // acceptor: the handshake must be done by then

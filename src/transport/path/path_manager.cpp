@@ -137,10 +137,23 @@ void path_manager::setup_self(peer& self, bool tcp)
     up_.path_readable(rx);
 }
 
-void path_manager::dial(peer& p)
+void path_manager::ensure_lanes(peer& p, std::size_t lanes)
 {
-    p.redial_pending = false;
-    const route r = routes_.route_for(p);
+    p.lanes_dialed = true;
+    if (!p.connected() || p.failed || closing_)
+        return;
+    for (std::size_t k = 1; k < lanes && k < wire::max_lanes; ++k) {
+        const auto lane = static_cast<std::uint8_t>(k);
+        if (!p.lane_busy(lane) && !p.lane_given_up[k])
+            dial(p, lane);
+    }
+}
+
+void path_manager::dial(peer& p, std::uint8_t lane)
+{
+    if (lane == 0)
+        p.redial_pending = false;
+    const route r = routes_.route_for(p, lane);
     if (r.how == route::kind::unreachable) {
         peers_.fail(p, router::unreachable_reason(p.addr), closing_);
         return;
@@ -157,8 +170,9 @@ void path_manager::dial(peer& p)
     sin.sin_port = htons(r.port);
     path& c = add_path(fd, true);
     c.p = &p;
+    c.lane = lane;
     c.st = path::state::dialing;
-    p.dialing = &c;
+    (lane == 0 ? p.dialing : p.lane_dialing[lane]) = &c;
     if (r.how == route::kind::relay) {
         c.relay.active = true;
         c.relay.ipv4 = r.ipv4;
@@ -426,12 +440,32 @@ void path_manager::close(path& c)
         std::erase(c.p->paths, &c);
         if (c.p->dialing == &c)
             c.p->dialing = nullptr;
+        if (c.p->lane_dialing[c.lane] == &c)
+            c.p->lane_dialing[c.lane] = nullptr;
     }
+}
+
+void path_manager::give_up_lane(path& c, const std::string& why)
+{
+    peer& p = *c.p;
+    p.lane_given_up[c.lane] = true;
+    if (!closing_)
+        log_warn("stripe lane %u to %s not made (%s); its large messages take the other lanes", c.lane,
+            p.describe().c_str(), why.c_str());
+    c.p = nullptr;
+    if (p.lane_dialing[c.lane] == &c)
+        p.lane_dialing[c.lane] = nullptr;
+    close(c);
 }
 
 void path_manager::failed(path& c, const std::string& why)
 {
     peer* p = c.p;
+    // A stripe lane still in its handshake (or route) is not the peer's
+    // only way: lane 0 is open. Once open, a lane that breaks fails the
+    // peer like any path (what it carried is lost).
+    if (p != nullptr && c.lane != 0 && std::find(p->paths.begin(), p->paths.end(), &c) == p->paths.end())
+        return give_up_lane(c, why);
     close(c);
     if (p != nullptr)
         up_.path_failed(c, why);

@@ -68,8 +68,12 @@ public:
     // `tcp`: over loopback TCP instead of a Unix socket pair, for a
     // receive backend that reads TCP only (the o2g module).
     void setup_self(peer& self, bool tcp = false);
-    // Starts a connection to the peer (the router says where).
-    void dial(peer& p);
+    // Starts a connection to the peer (the router says where): lane 0, or
+    // a stripe lane through another trunk.
+    void dial(peer& p, std::uint8_t lane = 0);
+    // Dials every stripe lane the peer does not have yet (lane 0 open, more
+    // than one trunk); a lane given up is not dialed again.
+    void ensure_lanes(peer& p, std::size_t lanes);
     // Makes sure a peer that is to get frames has or gets a path.
     void ensure_path(peer& p)
     {
@@ -144,6 +148,9 @@ private:
     void ready(path& c);
     bool flush_handshake(path& c);
     void schedule_redial(peer& p);
+    // A stripe lane that could not be made: closed, never dialed again,
+    // the peer unharmed (its other lanes carry what this one would have).
+    void give_up_lane(path& c, const std::string& why);
     void expire_handshakes();
     void evict_oldest_handshake();
     void pause_accepting();

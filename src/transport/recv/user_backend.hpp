@@ -29,7 +29,9 @@ public:
 
     void attach(path& p) override;
     bool on_readable(path& p) override;
-    bool poll() override { return false; }
+    // Reads again the paths that stopped at a full reorder stage.
+    bool poll() override;
+    void detach(path& p) override;
     ssize_t post(const recv_request& r) override;
     ssize_t cancel(void* context) override;
     void renumber(peer& p) override;
@@ -80,6 +82,10 @@ private:
     std::unordered_map<std::uint64_t, std::unique_ptr<unexpected_msg>> unexpected_;
     std::uint64_t next_cookie_ = 1;
     std::unordered_map<void*, op*> posted_; // posted receives by context, for fi_cancel
+    // Paths whose next frame found their peer's reorder stage full: the
+    // frame may already be in their receive buffer, where no epoll event
+    // announces it, so each progress round reads them again.
+    std::vector<path*> stalled_;
 };
 
 } // namespace hashi::fi

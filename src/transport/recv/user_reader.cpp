@@ -40,6 +40,29 @@ void user_backend::attach(path& p)
         p.rx.resize(initial_rx_buffer);
 }
 
+void user_backend::detach(path& p)
+{
+    if (p.stalled) {
+        std::erase(stalled_, &p);
+        p.stalled = false;
+    }
+}
+
+bool user_backend::poll()
+{
+    if (stalled_.empty())
+        return false;
+    bool moved = false;
+    std::vector<path*> again;
+    again.swap(stalled_);
+    for (path* c : again) {
+        c->stalled = false;
+        if (on_readable(*c))
+            moved = true;
+    }
+    return moved;
+}
+
 // ---- reading ---------------------------------------------------------------
 
 bool user_backend::on_readable(path& c)
@@ -104,6 +127,11 @@ bool user_backend::finish_direct(path& c)
     c.sink.active = false;
     c.p->stats.rx_bytes += c.sink.h.length;
     end_direct(c);
+    // Only now is the frame delivered: until its payload is all in, the
+    // frames after it (from the peer's other lanes) wait in the reorder
+    // stage, so a transfer's chunks land one after the other, at the
+    // offsets its receive expects.
+    c.p->reorder.delivered();
     return deliver_held(c);
 }
 
@@ -192,14 +220,25 @@ bool user_backend::read_stream(path& c)
                 return true;
             }
             peer& p = *c.p;
+            // This connection's goodbye, whenever the reorder stage lets it
+            // through: its end is no failure (a stripe lane ends after its
+            // own goodbye, which may wait for frames on the other lanes).
+            if (h.type == wire::frame_type::bye)
+                c.bye_received = true;
             const auto v = p.reorder.offer(h.seq, h.length);
             if (v == reorder_stage::verdict::behind || v == reorder_stage::verdict::too_far) {
                 up_.path_failed(c, "frame out of sequence: got " + std::to_string(h.seq) + ", expected " +
                         std::to_string(p.reorder.expected()));
                 return true;
             }
-            if (v == reorder_stage::verdict::full)
-                return moved; // read again once the gap is filled (another path)
+            if (v == reorder_stage::verdict::full) {
+                // Read again once the gap is filled (by another path).
+                if (!c.stalled) {
+                    c.stalled = true;
+                    stalled_.push_back(&c);
+                }
+                return moved;
+            }
             if (v == reorder_stage::verdict::hold) {
                 // Ahead of its turn (it came over a faster path): keep a
                 // copy of all of it, payload included.
@@ -212,10 +251,15 @@ bool user_backend::read_stream(path& c)
                 }
             } else if (pf.direct) {
                 c.head += wire::header_size;
-                p.reorder.delivered();
                 moved = true;
                 if (!begin_direct(c, h))
                     return true;
+                if (!c.sink.active) {
+                    // Nothing to read (no payload): delivered at once.
+                    p.reorder.delivered();
+                    if (!deliver_held(c))
+                        return true;
+                }
                 continue;
             } else {
                 need = pf.need;

@@ -40,10 +40,19 @@ void send_scheduler::push(lane l, tx_frame&& f)
 
 void send_scheduler::push(lane l, transfer&& t)
 {
+    largest_transfer_ = std::max(largest_transfer_, t.total);
     (l == lane::data ? data_ : message_).emplace_back(std::move(t));
 }
 
-tx_frame send_scheduler::take(std::deque<entry>& q)
+bool send_scheduler::striped_front(const std::deque<entry>& q, const stripe_policy& stripes) noexcept
+{
+    if (q.empty() || stripes.min_total == 0)
+        return false;
+    const auto* t = std::get_if<transfer>(&q.front());
+    return t != nullptr && stripes.striped(*t);
+}
+
+tx_frame send_scheduler::take(std::deque<entry>& q, const stripe_policy& stripes)
 {
     if (auto* f = std::get_if<tx_frame>(&q.front())) {
         tx_frame out = std::move(*f);
@@ -51,7 +60,9 @@ tx_frame send_scheduler::take(std::deque<entry>& q)
         return out;
     }
     transfer& t = std::get<transfer>(q.front());
-    const std::size_t n = std::min(chunk_size_, t.total - t.next);
+    const bool striped = stripes.striped(t);
+    const std::size_t chunk = striped && stripes.chunk != 0 ? std::min(chunk_size_, stripes.chunk) : chunk_size_;
+    const std::size_t n = std::min(chunk, t.total - t.next);
     tx_frame f;
     f.h.type = t.type;
     f.h.a = t.a;
@@ -60,6 +71,10 @@ tx_frame send_scheduler::take(std::deque<entry>& q)
     f.h.length = n;
     f.iov_count = static_cast<std::uint8_t>(slice(t.iov.data(), t.iov_count, t.next, n, f.iov));
     t.next += n;
+    if (striped && t.done != nullptr) {
+        f.chunk_of = t.done;
+        ++t.done->chunks_unwritten;
+    }
     if (t.next >= t.total) {
         f.done = t.done;
         f.ends_entry = true;
@@ -70,19 +85,28 @@ tx_frame send_scheduler::take(std::deque<entry>& q)
     return f;
 }
 
-std::size_t send_scheduler::commit(
-    std::deque<tx_frame>& out, std::size_t max_frames, std::size_t max_bytes, std::uint32_t& seq)
+std::size_t send_scheduler::commit(std::deque<tx_frame>& out, std::size_t max_frames, std::size_t max_bytes,
+    std::uint32_t& seq, const stripe_policy& stripes)
 {
     std::size_t bytes = 0;
     while (out.size() < max_frames && bytes < max_bytes && !empty()) {
         tx_frame f;
-        if (!control_.empty()) {
+        if (stripes.only_striped) {
+            // A stripe lane: the next chunk of a striped transfer, data lane
+            // first; anything else waits for lane 0.
+            if (striped_front(data_, stripes))
+                f = take(data_, stripes);
+            else if (striped_front(message_, stripes))
+                f = take(message_, stripes);
+            else
+                break;
+        } else if (!control_.empty()) {
             f = std::move(control_.front());
             control_.pop_front();
         } else {
             // Message and data lanes alternate when both have something.
             const bool use_data = data_.empty() ? false : (message_.empty() || data_turn_);
-            f = take(use_data ? data_ : message_);
+            f = take(use_data ? data_ : message_, stripes);
             data_turn_ = !use_data;
         }
         f.h.seq = seq++;

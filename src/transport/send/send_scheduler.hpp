@@ -19,7 +19,13 @@
 // Contract: commit() moves frames, in lane order, to a path's write queue
 // until that queue holds `max_frames` frames or `max_bytes` more bytes,
 // numbering them from the peer's sequence as it goes (numbers follow the
-// order on the wire, whatever lane a frame came from). Progress thread only.
+// order on the wire, whatever lane a frame came from).
+//
+// Striping (a peer reached over several paths, router.hpp): transfers of at
+// least `stripe_policy::min_total` bytes are cut into chunks of
+// `stripe_policy::chunk`, and a stripe lane's commit (`only_striped`) takes
+// nothing but such chunks, so whichever path has room carries the next one
+// and small frames stay on lane 0. Progress thread only.
 #pragma once
 
 #include "transport/send/tx_frame.hpp"
@@ -45,6 +51,19 @@ struct transfer {
     op* done = nullptr; // completed when the last chunk is written
 };
 
+struct stripe_policy {
+    std::size_t min_total = 0; // transfers at least this large are striped; 0: none
+    std::size_t chunk = 0; // the size of their chunks (at most the scheduler's chunk size)
+    bool only_striped = false; // a stripe lane: commit chunks of striped transfers only
+
+    // RMA writes are not striped: the target acknowledges each chunk, and
+    // the initiator counted the acknowledgements when the write was posted.
+    bool striped(const transfer& t) const noexcept
+    {
+        return min_total != 0 && t.total >= min_total && t.type != wire::frame_type::rma_write;
+    }
+};
+
 class send_scheduler {
 public:
     enum class lane : std::uint8_t { control, message, data };
@@ -54,7 +73,10 @@ public:
     void push(lane l, tx_frame&& f);
     void push(lane l, transfer&& t); // message or data lane
     // Returns the payload-and-header bytes committed.
-    std::size_t commit(std::deque<tx_frame>& out, std::size_t max_frames, std::size_t max_bytes, std::uint32_t& seq);
+    std::size_t commit(std::deque<tx_frame>& out, std::size_t max_frames, std::size_t max_bytes, std::uint32_t& seq,
+        const stripe_policy& stripes = {});
+    // The largest transfer pushed so far (whether stripe lanes are worth making).
+    std::size_t largest_transfer() const noexcept { return largest_transfer_; }
 
     bool empty() const noexcept { return control_.empty() && message_.empty() && data_.empty(); }
     std::size_t entries() const noexcept { return control_.size() + message_.size() + data_.size(); }
@@ -92,13 +114,16 @@ public:
 private:
     using entry = std::variant<tx_frame, transfer>;
     // The next frame of this lane's front entry; pops the entry when done.
-    tx_frame take(std::deque<entry>& q);
+    tx_frame take(std::deque<entry>& q, const stripe_policy& stripes);
+    // The front entry of q is a transfer that `stripes` stripes.
+    static bool striped_front(const std::deque<entry>& q, const stripe_policy& stripes) noexcept;
 
     std::size_t chunk_size_;
     std::deque<tx_frame> control_;
     std::deque<entry> message_;
     std::deque<entry> data_;
     bool data_turn_ = false;
+    std::size_t largest_transfer_ = 0;
 };
 
 // The bytes a gather list holds.

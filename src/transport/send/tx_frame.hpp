@@ -25,6 +25,9 @@ struct tx_frame {
     std::size_t sent = 0; // bytes of header plus payload written so far
     std::unique_ptr<std::uint8_t[]> owned; // payload the frame owns (inject, copies)
     op* done = nullptr; // completed once the frame is written (eager send, last chunk)
+    // A chunk of a striped transfer: its operation, which counts the chunks
+    // not yet written (the lanes write them in any order).
+    op* chunk_of = nullptr;
     // The frame ends an entry of the send queue (every frame but the chunks
     // of a transfer before its last): the queue bound counts entries.
     bool ends_entry = true;

@@ -10,9 +10,11 @@ namespace hashi::wire {
 
 namespace {
 
-// The last byte is the handshake's protocol version: 2 is the authenticated
-// handshake (version 1 sent the job id in the clear and had no proofs).
-constexpr std::uint8_t magic[magic_size] = {'H', 'A', 'S', 'H', 'I', 'W', 'P', 2};
+// The last byte is the handshake's protocol version: 3 adds the lane to the
+// hello (several paths per peer, striping over trunks); 2 was the
+// authenticated handshake (version 1 sent the job id in the clear and had
+// no proofs).
+constexpr std::uint8_t magic[magic_size] = {'H', 'A', 'S', 'H', 'I', 'W', 'P', 3};
 
 void put_magic(std::uint8_t* b) noexcept
 {
@@ -83,6 +85,8 @@ std::array<std::uint8_t, hello_size> encode(const hello& h) noexcept
     std::memcpy(&b[8], h.from.data(), 32);
     std::memcpy(&b[40], h.to.data(), 32);
     std::memcpy(&b[72], h.connector_nonce.data(), nonce_size);
+    b[88] = h.lane;
+    // b[89..95] reserved
     return b;
 }
 
@@ -122,6 +126,13 @@ std::variant<hello, decode_error> decode_hello(const std::uint8_t* p, std::size_
     std::memcpy(h.from.data(), &p[8], 32);
     std::memcpy(h.to.data(), &p[40], 32);
     std::memcpy(h.connector_nonce.data(), &p[72], nonce_size);
+    h.lane = p[88];
+    if (h.lane >= max_lanes)
+        return decode_error {"lane " + std::to_string(h.lane) + " in the handshake, at most " +
+            std::to_string(max_lanes - 1)};
+    for (std::size_t i = 89; i < hello_size; ++i)
+        if (p[i] != 0)
+            return decode_error {"reserved handshake bytes are not zero"};
     if (!fi::endpoint_address::decode(h.from.data(), h.from.size()))
         return decode_error {"the sender's address in the handshake is not a valid hashi address"};
     if (!fi::endpoint_address::decode(h.to.data(), h.to.size()))

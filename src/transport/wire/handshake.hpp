@@ -5,7 +5,10 @@
 //
 // Four frames, before any other frame on a connection:
 //   connector -> acceptor   hello      the connector's address, the address it
-//                                      wants, a fresh connector nonce
+//                                      wants, a fresh connector nonce, and
+//                                      the lane: 0 for a peer's first path,
+//                                      1.. for the stripe lanes of a peer
+//                                      reached through several trunks
 //   acceptor  -> connector  challenge  a fresh acceptor nonce, ok/duplicate,
 //                                      the acceptor's MAC over both addresses,
 //                                      both nonces and the status
@@ -41,10 +44,16 @@ enum class hello_status : std::uint32_t {
     duplicate = 1, // both sides connected at once; the other connection wins
 };
 
+// A peer is reached over at most this many paths at once: lane 0 (every
+// peer's) and, through relays, one stripe lane per further trunk (at most
+// 8 relays per cluster, HASHI_RELAYS).
+inline constexpr std::size_t max_lanes = 8;
+
 struct hello {
     fi::endpoint_address::bytes from {}; // the connector's own address
     fi::endpoint_address::bytes to {}; // the address it wants
     nonce connector_nonce {};
+    std::uint8_t lane = 0; // below max_lanes
 };
 
 struct challenge {
@@ -70,7 +79,7 @@ struct hello_ack {
 
 inline constexpr std::size_t host_name_size = 64;
 inline constexpr std::size_t magic_size = 8;
-inline constexpr std::size_t hello_size = magic_size + 32 + 32 + nonce_size;
+inline constexpr std::size_t hello_size = magic_size + 32 + 32 + nonce_size + 8; // lane, 7 reserved
 inline constexpr std::size_t challenge_size = magic_size + nonce_size + 4 + 4 + mac_size;
 inline constexpr std::size_t identity_size = 4 + 4 + host_name_size;
 inline constexpr std::size_t proof_size = magic_size + mac_size + identity_size;

@@ -10,8 +10,12 @@
  * then the first way again: run with a peer timeout below S, the waiting
  * rank's liveness pings must be answered through the relays when the two
  * have no connection yet, when the waiting rank opened it and when its
- * partner did. Prints "relay_job: OK" on rank 0 and each rank's
- * HASHI_RELAYS. */
+ * partner did. With "stripe N" (instead of the pairs), the first rank of
+ * each half sends the other N rounds of a large (striped) message, a small
+ * one, a medium one just above the striping threshold and a small one, all
+ * with the same tag, half of them received late (unexpected): every
+ * message must match in the order sent with its length and bytes intact.
+ * Prints "relay_job: OK" on rank 0 and each rank's HASHI_RELAYS. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +57,42 @@ int main(int argc, char **argv)
             printf("relay_job: quiet: waited %u s on a silent partner 3 times\n", silence);
     }
     unsigned char *out = malloc(large), *in = malloc(large);
-    for (int step = 1; step < size; ++step) {
+    const int stripe = argc == 3 && strcmp(argv[1], "stripe") == 0;
+    if (stripe && size % 2 == 0 && rank % (size / 2) == 0) {
+        /* Message m of round r: its length says which it is, its bytes
+         * depend on m, so a message matched out of order shows. */
+        const int rounds = atoi(argv[2]), partner = (rank + size / 2) % size;
+        for (int dir = 0; dir < 2; ++dir) {
+            const int sending = (rank == 0) == (dir == 0);
+            for (int m = 0; m < 4 * rounds; ++m) {
+                const long kind = m % 4;
+                const long n = kind == 0 ? (1 << 20) + (m / 4) * 4099L : kind == 2 ? (300 << 10) + m : 64 + m;
+                if (sending) {
+                    for (long i = 0; i < n; ++i)
+                        out[i] = pattern(m, dir, i);
+                    MPI_Send(out, (int)n, MPI_BYTE, partner, 9, MPI_COMM_WORLD);
+                    continue;
+                }
+                if (m % 8 == 4)
+                    usleep(100000); /* let the next ones arrive unexpected */
+                MPI_Status st;
+                int got = 0;
+                MPI_Recv(in, large, MPI_BYTE, partner, 9, MPI_COMM_WORLD, &st);
+                MPI_Get_count(&st, MPI_BYTE, &got);
+                long i = 0;
+                while (got == n && i < n && in[i] == pattern(m, dir, i))
+                    ++i;
+                if (got != n || i != n) {
+                    if (bad++ == 0)
+                        fprintf(stderr, "relay_job: stripe: message %d: %d bytes (want %ld), first wrong byte %ld\n",
+                            m, got, n, i);
+                }
+            }
+        }
+        if (rank == 0)
+            printf("relay_job: stripe: %d rounds each way, in order and intact: %s\n", rounds, bad ? "no" : "yes");
+    }
+    for (int step = 1; step < size && !stripe; ++step) {
         const int to = (rank + step) % size, from = (rank - step + size) % size;
         for (int k = 0; k < 2; ++k) {
             const long n = k == 0 ? small : large;

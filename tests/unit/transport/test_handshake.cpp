@@ -59,6 +59,7 @@ BOOST_AUTO_TEST_CASE(handshake_messages_round_trip)
     h.from = address(40001).encode();
     h.to = address(40002).encode();
     h.connector_nonce = fi::fresh_nonce();
+    h.lane = 3; // a stripe lane
     const auto hb = wire::encode(h);
     BOOST_TEST(hb.size() == wire::handshake_payload_size(wire::frame_type::hello));
     auto hd = wire::decode_hello(hb.data(), hb.size());
@@ -66,6 +67,7 @@ BOOST_AUTO_TEST_CASE(handshake_messages_round_trip)
     BOOST_TEST((std::get<wire::hello>(hd).from == h.from));
     BOOST_TEST((std::get<wire::hello>(hd).to == h.to));
     BOOST_TEST((std::get<wire::hello>(hd).connector_nonce == h.connector_nonce));
+    BOOST_TEST(std::get<wire::hello>(hd).lane == 3);
 
     wire::challenge c;
     c.acceptor_nonce = fi::fresh_nonce();
@@ -115,6 +117,15 @@ BOOST_AUTO_TEST_CASE(handshake_decoders_refuse_bad_input)
     b = good;
     b[40] = 'Z';
     BOOST_TEST(says(wire::decode_hello(b.data(), b.size()), "address"));
+    b = good;
+    b[7] = 2; // version 2 had no lane
+    BOOST_TEST(says(wire::decode_hello(b.data(), b.size()), "version"));
+    b = good;
+    b[88] = wire::max_lanes; // one lane beyond the bound
+    BOOST_TEST(says(wire::decode_hello(b.data(), b.size()), "lane 8"));
+    b = good;
+    b[95] = 1;
+    BOOST_TEST(says(wire::decode_hello(b.data(), b.size()), "reserved"));
 
     const auto ch = wire::encode(wire::challenge {});
     auto cb = ch;
@@ -166,6 +177,7 @@ BOOST_AUTO_TEST_CASE(macs_bind_key_addresses_nonces_verdict_and_direction)
     BOOST_TEST(changed([](auto& u) { u.connector_nonce[0] ^= 1; }));
     BOOST_TEST(changed([](auto& u) { u.acceptor_nonce[15] ^= 1; }));
     BOOST_TEST(changed([](auto& u) { u.status = wire::hello_status::duplicate; }));
+    BOOST_TEST(changed([](auto& u) { u.lane = 1; })); // a lane cannot be relabelled
     // Fresh nonces differ.
     BOOST_TEST((fi::fresh_nonce() != fi::fresh_nonce()));
 }

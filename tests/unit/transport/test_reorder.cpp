@@ -171,4 +171,68 @@ BOOST_AUTO_TEST_CASE(stale_duplicate_and_far_frames_are_refused)
     BOOST_CHECK_EQUAL(f->h.seq, 12u);
 }
 
+// Test vectors of a striped stream: each line is what arrives (sequence
+// number and payload bytes) and what the stage must answer, then which
+// numbers come out in order. The reader acts on the verdicts as
+// user_reader.cpp does: deliver, then drain what became next; hold; on
+// full, keep the frame on its path and offer it again later; behind and
+// too_far end the stream (the reader names the numbers).
+struct arrival {
+    std::uint32_t seq;
+    std::size_t bytes;
+    reorder_stage::verdict want;
+};
+struct vector_case {
+    const char* name;
+    std::size_t cap;
+    std::vector<arrival> arrivals;
+    std::vector<std::uint32_t> delivered; // in this order
+};
+
+BOOST_AUTO_TEST_CASE(striped_chunk_vectors)
+{
+    using v = reorder_stage::verdict;
+    const std::vector<vector_case> cases = {
+        {"chunks of lane 1 ahead of lane 0", 1 << 20,
+            {{2, 1000, v::hold}, {3, 1000, v::hold}, {1, 1000, v::deliver}, {4, 10, v::deliver}}, {1, 2, 3, 4}},
+        {"a small message after a striped one waits for its last chunk", 1 << 20,
+            {{1, 1000, v::deliver}, {3, 1000, v::hold}, {4, 8, v::hold}, {2, 1000, v::deliver}}, {1, 2, 3, 4}},
+        {"duplicate of a held chunk", 1 << 20, {{3, 1000, v::hold}, {3, 1000, v::behind}}, {}},
+        {"duplicate of a delivered chunk", 1 << 20, {{1, 1000, v::deliver}, {1, 1000, v::behind}}, {1}},
+        {"gap beyond what the stage may wait for", 1 << 20,
+            {{1 + reorder_stage::max_ahead + 1, 10, v::too_far}}, {}},
+        {"bound exceeded: full, then taken once the gap fills", 3000,
+            {{2, 1000, v::hold}, {3, 1000, v::hold}, {4, 2000, v::full}, {1, 1000, v::deliver}, {4, 2000, v::deliver}},
+            {1, 2, 3, 4}},
+        {"a chunk larger than the whole stage still passes when nothing is held", 100,
+            {{2, 5000, v::hold}, {1, 10, v::deliver}}, {1, 2}},
+    };
+    for (const auto& c : cases) {
+        BOOST_TEST_CONTEXT(c.name)
+        {
+            reorder_stage stage(c.cap, 1);
+            std::vector<std::uint32_t> out;
+            for (const auto& a : c.arrivals) {
+                const auto got = stage.offer(a.seq, a.bytes);
+                BOOST_TEST(static_cast<int>(got) == static_cast<int>(a.want), "seq " << a.seq);
+                if (got == v::deliver) {
+                    out.push_back(a.seq);
+                    stage.delivered();
+                    while (auto f = stage.take_next()) {
+                        out.push_back(f->h.seq);
+                        stage.delivered();
+                    }
+                } else if (got == v::hold) {
+                    wire::frame_header h;
+                    h.seq = a.seq;
+                    h.length = a.bytes;
+                    const std::vector<std::uint8_t> payload(a.bytes, 0x5a);
+                    stage.hold(h, payload.data(), payload.size());
+                }
+            }
+            BOOST_TEST(out == c.delivered, boost::test_tools::per_element());
+        }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

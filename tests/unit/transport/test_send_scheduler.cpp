@@ -9,7 +9,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <deque>
+#include <vector>
 
 using namespace hashi;
 using fi::send_scheduler;
@@ -168,6 +170,64 @@ BOOST_AUTO_TEST_CASE(no_pacer_never_holds_back)
 {
     fi::no_pacer p;
     BOOST_CHECK_EQUAL(p.allowance(0), fi::pacer::unlimited);
+}
+
+// Striping (send_scheduler.hpp, stripe_policy): lane 0 takes anything, a
+// stripe lane only chunks of transfers of at least min_total, cut at the
+// stripe chunk; numbers follow the commit order whichever path took the
+// frame, so the receiver can restore the order of the whole stream.
+BOOST_AUTO_TEST_CASE(stripe_lanes_take_only_chunks_of_large_transfers)
+{
+    send_scheduler s(1 << 20);
+    fi::stripe_policy lane0 {256 << 10, 128 << 10, false};
+    fi::stripe_policy lane1 = lane0;
+    lane1.only_striped = true;
+    s.push(send_scheduler::lane::data, big(100 << 10)); // below the threshold: lane 0 only
+    fi::op send_op;
+    transfer striped = big(1 << 20); // striped: 8 chunks of 128 KiB
+    striped.done = &send_op;
+    s.push(send_scheduler::lane::data, std::move(striped));
+    s.push(send_scheduler::lane::message, small(wire::frame_type::tagged, 7)); // follows the striped one
+    std::deque<tx_frame> p0, p1;
+    std::uint32_t seq = 1;
+    BOOST_CHECK_EQUAL(s.commit(p1, 64, 1 << 30, seq, lane1), 0u); // small transfer in front: nothing
+    s.commit(p0, 2, 1 << 30, seq, lane0); // lane 0: the tagged message and the small transfer
+    BOOST_REQUIRE_EQUAL(p0.size(), 2u);
+    BOOST_CHECK(p0[0].h.type == wire::frame_type::tagged);
+    BOOST_CHECK_EQUAL(p0[1].h.length, 100u << 10);
+    // Now the striped transfer is in front: lanes take turns by room.
+    s.commit(p1, 3, 1 << 30, seq, lane1);
+    s.commit(p0, 4, 1 << 30, seq, lane0);
+    s.commit(p1, 64, 1 << 30, seq, lane1);
+    BOOST_CHECK(s.empty());
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> chunks; // (seq, offset)
+    for (const auto* q : {&p0, &p1})
+        for (const auto& f : *q)
+            if (f.h.type == wire::frame_type::data && f.h.a == 42 && f.h.length == (128u << 10))
+                chunks.emplace_back(f.h.seq, f.h.b);
+    BOOST_REQUIRE_EQUAL(chunks.size(), 8u);
+    std::sort(chunks.begin(), chunks.end());
+    for (std::size_t i = 0; i < chunks.size(); ++i)
+        BOOST_CHECK_EQUAL(chunks[i].second, i * (128u << 10)); // offsets rise with the numbers
+    BOOST_CHECK_EQUAL(p1.size(), 6u); // 3, then the 3 that lane 0 left
+    BOOST_CHECK_EQUAL(p0.size(), 4u);
+    // Every chunk counts against its send, which completes only when all
+    // are written, whichever lane writes its last chunk first.
+    BOOST_CHECK_EQUAL(send_op.chunks_unwritten, 8u);
+    BOOST_CHECK(p1.back().done == &send_op && p1.back().chunk_of == &send_op);
+}
+
+BOOST_AUTO_TEST_CASE(rma_writes_are_not_striped)
+{
+    send_scheduler s(1 << 20);
+    transfer w = big(1 << 20);
+    w.type = wire::frame_type::rma_write;
+    s.push(send_scheduler::lane::message, std::move(w));
+    std::deque<tx_frame> p1;
+    std::uint32_t seq = 1;
+    BOOST_CHECK_EQUAL(s.commit(p1, 64, 1 << 30, seq, {256 << 10, 128 << 10, true}), 0u);
+    s.commit(p1, 64, 1 << 30, seq, {256 << 10, 128 << 10, false});
+    BOOST_REQUIRE_EQUAL(p1.size(), 1u); // one 1 MiB chunk, as the acknowledgements were counted
 }
 
 BOOST_AUTO_TEST_SUITE_END()
