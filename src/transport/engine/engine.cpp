@@ -175,9 +175,17 @@ void engine::path_readable(path& c)
 void engine::path_failed(path& c, const std::string& why)
 {
     peer* p = c.p;
+    // A stripe lane goes through another trunk than the one the peer's
+    // description names: say which, or the message blames the wrong relay.
+    std::string reason = why;
+    if (p != nullptr && c.lane != 0) {
+        const route r = router_.route_for(*p, c.lane);
+        if (r.how == route::kind::relay)
+            reason = "its stripe lane " + std::to_string(c.lane) + ", " + router_.via(p->addr, r.trunk) + ": " + why;
+    }
     close_path(c);
     if (p != nullptr)
-        peers_.fail(*p, why, closing_);
+        peers_.fail(*p, reason, closing_);
 }
 
 void engine::path_ended(path& c)

@@ -75,7 +75,17 @@ std::string router::note(const endpoint_address& a) const
     const route r = route_to(a);
     if (r.how != route::kind::relay)
         return {};
-    return "via relay " + relays_[r.trunk].describe() + " (trunk " + std::to_string(r.trunk) + ")";
+    return via(a, r.trunk);
+}
+
+std::string router::via(const endpoint_address& a, std::size_t trunk) const
+{
+    // Both relays of the trunk and the link between them: when a relayed
+    // path breaks, any of the three may be what is gone, and the message
+    // is the one a user reads first (often before impi-server's word).
+    return "via relay " + std::to_string(trunk) + " of cluster " + std::to_string(self_.cluster_id) + " (" +
+        relays_[trunk].describe() + ") and its trunk to relay " + std::to_string(trunk) + " of cluster " +
+        std::to_string(a.cluster_id);
 }
 
 std::string router::unreachable_reason(const endpoint_address& a)

@@ -65,9 +65,13 @@ public:
     // The path to write the next frames to (lane 0), or null when none is open.
     path* path_for(const peer& p) const noexcept;
     bool crosses_wan(const peer& p) const noexcept;
-    // "via relay 10.0.0.1:7000 (trunk 1)" for a relayed address, empty
-    // otherwise; for peer::describe() and the statistics.
+    // "via relay 1 of cluster 0 (10.0.0.1:7000) and its trunk to relay 1 of
+    // cluster 1" for a relayed address (its lane 0), empty otherwise; for
+    // peer::describe() and the statistics.
     std::string note(const endpoint_address& a) const;
+    // The same words for the route to `a` through local relay `trunk`
+    // (a stripe lane's); `trunk` below the number of relays.
+    std::string via(const endpoint_address& a, std::size_t trunk) const;
     // Why `a` cannot be reached (route kind unreachable), naming what to do.
     static std::string unreachable_reason(const endpoint_address& a);
 

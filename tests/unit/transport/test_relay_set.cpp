@@ -141,7 +141,8 @@ BOOST_AUTO_TEST_CASE(relayed_when_either_side_is_behind_relays)
         BOOST_TEST(r.ipv4 == local[r.trunk].ipv4);
         BOOST_TEST(r.port == local[r.trunk].port);
         BOOST_TEST(from_a.note(b) ==
-            "via relay " + local[r.trunk].describe() + " (trunk " + std::to_string(r.trunk) + ")");
+            "via relay " + std::to_string(r.trunk) + " of cluster 0 (" + local[r.trunk].describe() +
+                ") and its trunk to relay " + std::to_string(r.trunk) + " of cluster 1");
     }
     // The peer is behind relays and this process has none.
     const auto a = card(0, 21, false);
