@@ -44,6 +44,9 @@ void event_loop::wait(int timeout_ms)
 {
     epoll_event events[64];
     const int n = ::epoll_wait(epoll_.get(), events, 64, timeout_ms);
+    if (n > 0) {
+        ++wakeups_;
+    }
     for (int i = 0; i < n; ++i) {
         static_cast<event_handler*>(events[i].data.ptr)->on_events(events[i].events);
     }

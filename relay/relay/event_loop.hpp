@@ -26,8 +26,12 @@ public:
     void remove(int fd) noexcept;
     // Waits at most timeout_ms and runs the handlers of what is ready.
     void wait(int timeout_ms);
+    // How many waits returned with something ready: each one is a wakeup
+    // the relay paid for (the CPU report divides by it).
+    std::uint64_t wakeups() const noexcept { return wakeups_; }
 
 private:
+    std::uint64_t wakeups_ = 0;
     UniqueFd epoll_;
 };
 

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -647,6 +648,17 @@ void daemon::report() const
     }
     if (udp_dropped_ != 0) {
         log(std::to_string(udp_dropped_) + " liveness datagrams dropped (no route, bad MAC, unknown pong)");
+    }
+    // What forwarding cost this relay's host: with the trunk's byte and
+    // frame counts above, the CPU per byte and per frame, which bound what
+    // one gateway core carries (bench/relay/run-relay divides them).
+    rusage ru {};
+    if (::getrusage(RUSAGE_SELF, &ru) == 0) {
+        auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+        char text[160];
+        std::snprintf(text, sizeof text, "CPU used: %.3f s user, %.3f s system, %llu wakeups", secs(ru.ru_utime),
+            secs(ru.ru_stime), static_cast<unsigned long long>(loop_.wakeups()));
+        log(text);
     }
 }
 

@@ -165,6 +165,7 @@ private:
     void on_frame(const frame_header& h, const std::uint8_t* p);
     void flush();
     void update_events();
+    void set_events(std::uint32_t want);
     bool read_raw(std::size_t want);
     void queue(byte_buffer f); // a whole frame onto tx_
 
@@ -186,6 +187,7 @@ private:
     std::uint32_t next_id_;
     clock::time_point last_rx_, last_tx_, deadline_;
     std::uint32_t pings_ = 0;
+    std::uint32_t events_ = 0; // the epoll interest registered for fd_
     bool want_out_ = false, was_congested_ = false;
     bool ended_ = false; // the other relay said the job is over
     trunk_counters c_;

@@ -235,6 +235,12 @@ void route_stream::read_local()
         });
         if (n > 0) {
             credit_ -= static_cast<std::size_t>(n);
+            if (static_cast<std::size_t>(n) < want) {
+                // The socket had less than asked: it is empty now, and
+                // epoll (level-triggered) says when more comes. Reading on
+                // would cost a recv that returns EAGAIN for every message.
+                return;
+            }
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -273,8 +279,13 @@ void route_stream::write_local()
         out_.erase(out_.begin(), out_.begin() + static_cast<std::ptrdiff_t>(out_off_));
         out_off_ = 0;
     }
-    // Credit back in batches, or at once when the rank took everything.
-    if (st_ == state::piping && consumed_ > 0 && (consumed_ >= d_.config().window / 4 || out_.empty())) {
+    // Credit back in batches of a quarter window. Never stalls: the other
+    // relay stops only with a whole window unacknowledged, and once the rank
+    // has taken that, consumed_ is a window. (Crediting whenever the rank
+    // took everything put a credit frame on the trunk for every message:
+    // half the trunk's frames in a ping-pong, each one sealed, sent, woken
+    // for and checked.)
+    if (st_ == state::piping && consumed_ >= d_.config().window / 4) {
         trunk_->send(frame_kind::credit, id_, static_cast<std::uint32_t>(consumed_), nullptr, 0);
         consumed_ = 0;
     }

@@ -63,7 +63,8 @@ trunk::trunk(daemon& d, relay_name peer, bool connector, UniqueFd fd)
     tune(fd_.get(), d_.config().socket_buffer, d_.config().trunk_timeout);
     last_rx_ = last_tx_ = clock::now();
     deadline_ = clock::now() + handshake_time;
-    d_.loop().add(fd_.get(), connector ? EPOLLOUT : EPOLLIN, this);
+    events_ = connector ? EPOLLOUT : EPOLLIN;
+    d_.loop().add(fd_.get(), events_, this);
 }
 
 trunk::~trunk()
@@ -272,10 +273,10 @@ void trunk::on_events(std::uint32_t events)
             d_.log("trunk up to " + to_string(peer_) + " (" + stream_->describe() + ")");
             break;
         case secure::handshake_status::want_read:
-            d_.loop().modify(fd_.get(), EPOLLIN, this);
+            set_events(EPOLLIN);
             return;
         case secure::handshake_status::want_write:
-            d_.loop().modify(fd_.get(), EPOLLIN | EPOLLOUT, this);
+            set_events(EPOLLIN | EPOLLOUT);
             return;
         case secure::handshake_status::failed:
             return fail("the protected stream's handshake failed: " + stream_->error());
@@ -319,6 +320,12 @@ void trunk::on_frames()
             last_rx_ = clock::now();
             c_.bytes_in += static_cast<std::uint64_t>(n);
             parse_frames();
+            if (static_cast<std::size_t>(n) < chunk && !stream_->buffered_input()) {
+                // Less than a chunk and nothing held in the stream: the
+                // socket is drained; epoll (level-triggered) wakes us for
+                // more. Saves a recv returning EAGAIN per burst.
+                break;
+            }
         } else if (n == 0) {
             return fail("the other relay closed the trunk");
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -533,7 +540,17 @@ void trunk::update_events()
         return;
     }
     bool out = !hs_out_.empty() || !tx_.empty() || (stream_ && stream_->output_pending()) || st_ == state::connecting;
-    d_.loop().modify(fd_.get(), EPOLLIN | (out ? EPOLLOUT : 0u), this);
+    set_events(EPOLLIN | (out ? EPOLLOUT : 0u));
+}
+
+void trunk::set_events(std::uint32_t want)
+{
+    // Every frame queued passes here: an epoll_ctl only when the interest
+    // changes, not one per frame.
+    if (want != events_) {
+        d_.loop().modify(fd_.get(), want, this);
+        events_ = want;
+    }
 }
 
 std::uint32_t trunk::attach(route_stream* s)
