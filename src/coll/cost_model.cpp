@@ -25,8 +25,37 @@ struct M {
     double g; // seconds per reduced byte
     const LinkParams* p;
     double R(double k, bool paced = true) const { return p->wan_rate_of(static_cast<int>(k), paced); }
+    // `bytes` that k unpaced senders of a cluster burst into the WAN at
+    // once: at the rate such a burst gets, plus the timeouts of the tails
+    // it loses where the probe saw the bottleneck drop (tail_loss).
+    double burst(double k, double bytes) const;
     double flow() const { return std::min(Bn, B1); } // a single flow that crosses the WAN
 };
+
+// Linux's minimum retransmission timeout (TCP_RTO_MIN): what a lost tail
+// of a message costs, since no later segment's duplicate ACKs report it.
+constexpr double kRtoMin = 0.2;
+// A full segment's TCP payload on Ethernet with timestamps.
+constexpr double kSegmentPayload = 1448;
+
+// Where the probe saw the WAN bottleneck drop a burst of concurrent flows
+// (LinkParams::wan_drops), a burst of more than k* senders loses segments
+// at the share it measured; fast retransmit repairs a loss inside a flow,
+// a lost tail waits for the timeout (Matsuda et al., Cluster 2005). The
+// expected cost charged: the chance that the burst loses any segment, times
+// one minimum timeout. Capped paced algorithms (k <= k*) pay nothing.
+double tail_loss(const LinkParams& p, double senders, double bytes)
+{
+    if (!p.wan_drops() || senders <= p.wan_senders())
+        return 0;
+    const double segments = std::max(bytes / kSegmentPayload, 1.0);
+    return (1 - std::pow(1 - std::min(p.wan_burst_loss, 1.0), segments)) * kRtoMin;
+}
+
+double M::burst(double k, double bytes) const
+{
+    return bytes / R(k, false) + tail_loss(*p, k, bytes);
+}
 
 // ---- building blocks inside one cluster of q ranks ----------------------
 double bcast_local(const M& m, double n)
@@ -65,7 +94,7 @@ double mpich_bcast(const M& m, double n)
         return log2ceil(P) * (m.al + n / m.Bn) + m.Lw + n / m.flow() - n / m.Bn;
     const double scatter = log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bn + m.Lw;
     if (is_pof2(P) && n <= 524288) // recursive doubling: the last round crosses with q pairs of n/2
-        return scatter + log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+        return scatter + log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + m.burst(m.q, m.q * n / 2);
     // ring: every one of the P-1 steps waits for the slowest (WAN) edge
     return scatter + (m.P - 1) * (m.Lw + n / m.P / m.flow());
 }
@@ -76,9 +105,9 @@ double mpich_allreduce(const M& m, double n, int count, bool user_op)
     while (pof2 * 2 <= P)
         pof2 *= 2;
     if (n <= 8 || user_op || count < pof2) // recursive doubling
-        return log2ceil(P) * (m.al + n / m.Bx + n * m.g) + m.Lw + m.q * n / m.R(m.q, false);
+        return log2ceil(P) * (m.al + n / m.Bx + n * m.g) + m.Lw + m.burst(m.q, m.q * n);
     // Rabenseifner: the last halving and first doubling steps cross
-    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bx + n * m.g + 2 * (m.Lw + (n / 2) / m.R(m.q, false));
+    return 2 * log2ceil(P) * m.al + 2 * (m.P - 1) / m.P * n / m.Bx + n * m.g + 2 * (m.Lw + m.burst(m.q, n / 2));
 }
 double mpich_reduce(const M& m, double n)
 {
@@ -87,13 +116,13 @@ double mpich_reduce(const M& m, double n)
         return log2ceil(P) * (m.al + n / m.Bn + n * m.g) + m.Lw;
     // reduce-scatter by exchanges, then a gather one way
     return 2 * log2ceil(P) * m.al + (m.P - 1) / m.P * n * (1 / m.Bx + 1 / m.Bn) + n * m.g + 2 * m.Lw +
-        (n / 2) / m.R(m.q, false);
+        m.burst(m.q, n / 2);
 }
 double mpich_allgather(const M& m, double n) // n: the whole result
 {
     const int P = static_cast<int>(m.P);
     if (is_pof2(P) && n < 524288)
-        return log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + (m.q * n / 2) / m.R(m.q, false);
+        return log2ceil(P) * m.al + (m.P - 1) / m.P * n / m.Bx + m.Lw + m.burst(m.q, m.q * n / 2);
     if (!is_pof2(P) && n < 81920)
         return log2ceil(P) * (m.Lw + n / 2 / m.Bn);
     return (m.P - 1) * (m.Lw + n / m.P / m.flow());
@@ -103,7 +132,7 @@ double mpich_alltoall(const M& m, double per_pair)
     const int P = static_cast<int>(m.P);
     if (per_pair <= 256 && P >= 8) // Bruck
         return log2ceil(P) * (m.Lw + (m.P / 2) * per_pair / m.Bn);
-    const double cross = m.q * m.q * per_pair * (m.S - 1) / m.R(m.q, false);
+    const double cross = m.burst(m.q, m.q * m.q * per_pair * (m.S - 1));
     if (per_pair <= 32768) // scattered, 32 at a time
         return std::ceil((m.P - 1) / 32) * m.Lw + cross + (m.P - 1) * per_pair / m.Bx;
     return m.q * (m.S - 1) * m.Lw + cross + (m.P - 1) * (m.al + per_pair / m.Bx); // pairwise
@@ -207,7 +236,7 @@ std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierar
         break;
     case Collective::reduce_scatter_block:
         e.push_back({"mpich",
-            log2ceil(static_cast<int>(m.P)) * (m.al + m.Lw) + (m.P - 1) / m.P * n / m.Bx + (n / 2) / m.R(m.q, false) +
+            log2ceil(static_cast<int>(m.P)) * (m.al + m.Lw) + (m.P - 1) / m.P * n / m.Bx + m.burst(m.q, n / 2) +
                 n * m.g});
         e.push_back({"hier", (q - 1) * (m.al + n / q / m.Bn) + n * m.g + m.Lw + (S - 1) * n / S / m.R(L)});
         break;

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -68,18 +69,23 @@ void after_init()
         fail(e.what());
     }
     // A WAN budget the user gives is what the cost model plans with too.
+    const double measured_wan_rate = p.wan_rate;
     if (s.wan_rate_mbit != 0)
         p.wan_rate = static_cast<double>(s.wan_rate_mbit) * 125e3;
+    if (s.verbose >= 1 && world->rank == 0 && s.wan_rate_mbit != 0 && p.source == "probe at start-up")
+        std::fprintf(stderr, "hashi-coll: the probe's burst of one WAN flow per lane carried %.0f Mbit/s; "
+            "HASHI_WAN_RATE sets %.0f\n", measured_wan_rate * 8e-6, p.wan_rate * 8e-6);
     set_link_params(p);
     set_job_pacing(*world);
     if (s.verbose >= 1 && world->rank == 0)
         std::fprintf(stderr,
             "hashi-coll: %d clusters; link parameters (%s): node %.0f Mbit/s (%.0f each way in an exchange), %.0f "
             "us between nodes; WAN %.3f ms one way, %.0f Mbit/s per flow, %.0f Mbit/s in all, so at most %d WAN "
-            "senders\n",
+            "senders; a burst of concurrent WAN flows lost %s%.3g%% of its segments (%s)\n",
             world->nclusters, p.source.c_str(), p.node_rate * 8e-6, p.exchange_rate() * 8e-6, p.local_latency * 1e6,
-            p.wan_latency * 1e3,
-            p.wan_flow_rate * 8e-6, p.wan_rate * 8e-6, p.wan_senders());
+            p.wan_latency * 1e3, p.wan_flow_rate * 8e-6, p.wan_rate * 8e-6, p.wan_senders(),
+            p.wan_burst_loss < 0 ? "? (sockets unreadable) " : "", std::max(p.wan_burst_loss, 0.0) * 100,
+            p.wan_drops() ? "the WAN drops bursts: capped, paced algorithms" : "no drops to avoid");
     is_active = true;
 }
 } // namespace

@@ -25,6 +25,7 @@ constexpr Key keys[] = {
     {"wan_flow_rate_mbit", &LinkParams::wan_flow_rate, 1e6 / 8},
     {"wan_rate_mbit", &LinkParams::wan_rate, 1e6 / 8},
     {"reduce_rate_mbyte", &LinkParams::reduce_rate, 1e6},
+    {"wan_burst_loss_percent", &LinkParams::wan_burst_loss, 1e-2},
 };
 
 std::string trim(const std::string& s)
@@ -55,6 +56,11 @@ double LinkParams::exchange_rate() const
 {
     // Never above the one-way rate: a probe on a busy machine can see more.
     return node_exchange_rate > 0 ? std::min(node_exchange_rate, node_rate) : node_rate;
+}
+
+bool LinkParams::wan_drops() const
+{
+    return wan_burst_loss >= kWanDropShare;
 }
 
 const LinkParams& link_params()
@@ -106,7 +112,7 @@ void write_link_params(const std::string& path, const LinkParams& p)
     std::ofstream out(path);
     out << "# Hashi collectives: link parameters (" << p.source << ")\n";
     for (const Key& k : keys)
-        if (p.*(k.field) > 0) // node_exchange_rate 0: not known, as node_rate
+        if (p.*(k.field) > 0) // node_exchange_rate 0: not known, as node_rate; no loss seen
             out << k.name << " = " << p.*(k.field) / k.scale << "\n";
     if (!out)
         throw std::runtime_error("HASHI_COLL_PARAMS_SAVE: cannot write '" + path + "'");

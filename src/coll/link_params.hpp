@@ -22,6 +22,11 @@ struct LinkParams {
     double wan_flow_rate = 12.5e6; // bytes/s: one flow over the WAN (min(B_n, W/RTT))
     double wan_rate = 125e6; // bytes/s: the WAN bottleneck per direction (B_w)
     double reduce_rate = 1e9; // bytes/s reduced by one core (1/gamma)
+    // The share of its segments TCP retransmitted when one flow per lane
+    // crossed the WAN at once in the probe (0: none seen or not measured;
+    // negative: the probe could not read its sockets). Above
+    // kWanDropShare the bottleneck drops what a cluster bursts into it.
+    double wan_burst_loss = 0;
     std::string source = "built-in defaults";
 
     // k* = B_w / one flow's rate, rounded: more concurrent WAN senders
@@ -33,15 +38,21 @@ struct LinkParams {
     double wan_rate_of(int k, bool paced = true) const;
     // The per-direction rate of a two-way exchange between two nodes (B_x).
     double exchange_rate() const;
+    // The probe saw the WAN bottleneck drop a burst of concurrent flows.
+    bool wan_drops() const;
 };
+
+// 0.1 % of the burst's segments: on the uncongested testbed the probe's
+// burst retransmits none; a 128 KB queue behind 4 senders loses more.
+constexpr double kWanDropShare = 0.001;
 
 // The parameters in force for this job (set at MPI_Init).
 const LinkParams& link_params();
 void set_link_params(const LinkParams& p);
 
 // Reads KEY=VALUE lines (local_latency_us, node_rate_mbit,
-// node_exchange_rate_mbit, wan_latency_ms,
-// wan_flow_rate_mbit, wan_rate_mbit, reduce_rate_mbyte; '#' comments).
+// node_exchange_rate_mbit, wan_latency_ms, wan_flow_rate_mbit,
+// wan_rate_mbit, reduce_rate_mbyte, wan_burst_loss_percent; '#' comments).
 // Keys not given keep `base`'s values. Throws std::runtime_error with the
 // file, line and what is wrong.
 LinkParams read_link_params(const std::string& path, LinkParams base);

@@ -16,7 +16,7 @@ libhashi_coll_la_SOURCES = \
 	src/coll/selector.cpp src/coll/selector.hpp \
 	src/coll/cost_model.cpp src/coll/cost_model.hpp \
 	src/coll/link_params.cpp src/coll/link_params.hpp \
-	src/coll/probe.cpp \
+	src/coll/probe.cpp src/coll/tcp_retransmits.cpp src/coll/tcp_retransmits.hpp \
 	src/coll/pacing.cpp src/coll/pacing.hpp src/common/abi/wan_share_abi.h \
 	src/coll/hints.cpp src/coll/yampi_psp.h \
 	src/coll/schedule.cpp src/coll/schedule.hpp \
@@ -73,6 +73,7 @@ tests_unit_coll_unit_SOURCES = \
 	tests/unit/coll/test_layout.cpp \
 	tests/unit/coll/test_cluster_tree.cpp \
 	tests/unit/coll/test_selector.cpp \
+	tests/unit/coll/test_congestion.cpp tests/unit/coll/two_by_four.hpp \
 	src/coll/selector.cpp \
 	src/coll/algorithms/cluster_tree.cpp \
 	src/coll/settings.cpp \

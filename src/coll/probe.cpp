@@ -7,9 +7,11 @@
 // rank selects from the same numbers and therefore picks the same
 // algorithm.
 #include "link_params.hpp"
+#include "tcp_retransmits.hpp"
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <vector>
 
 namespace hashi::coll {
@@ -17,6 +19,8 @@ namespace hashi::coll {
 namespace {
 
 constexpr int kTag = 0x4853; // on the world hierarchy's private communicator
+// TCP payload of a full segment on Ethernet with timestamps (1500 - 52).
+constexpr double kSegmentPayload = 1448;
 
 double median(std::vector<double> v)
 {
@@ -131,8 +135,17 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
     // (only a and b have talked so far); the best of the next two counts.
     const bool sender = h.my_cluster == 0 && h.my_lane < lanes;
     const bool receiver = h.my_cluster == 1 && h.my_lane < lanes;
+    // Whether the bottleneck drops such a burst: the segments the senders'
+    // TCP retransmitted over the two counted rounds (the windows are open
+    // by then, as after a compute phase with tcp_slow_start_after_idle=0).
+    // A sender's round ends with its receiver's reply, so every loss of its
+    // data has been repaired by then.
     double slowest = 0;
+    std::optional<std::uint64_t> retrans_before;
+    double retrans = 0; // this sender's, over rounds 1 and 2; -1: cannot tell
     for (int round = 0; round < 3; ++round) {
+        if (sender && round == 1)
+            retrans_before = process_tcp_retransmits();
         PMPI_Barrier(h.comm);
         double elapsed = 0;
         const double t0 = PMPI_Wtime();
@@ -151,6 +164,13 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
         if (round == 1 || (round == 2 && this_round < slowest))
             slowest = this_round;
     }
+    if (sender) {
+        const auto after = process_tcp_retransmits();
+        retrans = retrans_before && after ? static_cast<double>(*after - *retrans_before) : -1;
+    }
+    double retrans_sum = 0, retrans_min = 0;
+    PMPI_Reduce(&retrans, &retrans_sum, 1, MPI_DOUBLE, MPI_SUM, a, h.comm);
+    PMPI_Reduce(&retrans, &retrans_min, 1, MPI_DOUBLE, MPI_MIN, a, h.comm);
 
     // A core's reduction rate, for the gamma term.
     double reduce_rate = p.reduce_rate;
@@ -161,7 +181,7 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
         reduce_rate = kBulk / std::max(PMPI_Wtime() - t0, 1e-9);
     }
 
-    std::array<double, 7> out {local_latency, node_rate, wan_latency, flow_rate, 0, reduce_rate, exchange_rate};
+    std::array<double, 8> out {local_latency, node_rate, wan_latency, flow_rate, 0, reduce_rate, exchange_rate, 0};
     if (h.rank == a) {
         const double aggregate = static_cast<double>(lanes) * kBulk / std::max(slowest, 1e-9);
         // If `lanes` flows got (nearly) `lanes` times one flow, the WAN did
@@ -171,6 +191,11 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
         // to this test: below 70% of `lanes` flows' worth we take the
         // aggregate as the WAN's rate (and the cap rounds to the nearest).
         out[4] = aggregate >= 0.7 * lanes * flow_rate ? std::max(aggregate, lanes * flow_rate) : aggregate;
+        // Retransmitted segments per segment sent (full-sized ones: the
+        // share is an estimate either way); negative when a sender could
+        // not read its sockets.
+        const double segments = 2.0 * lanes * kBulk / kSegmentPayload;
+        out[7] = retrans_min < 0 ? -1 : retrans_sum / segments;
     }
     PMPI_Bcast(out.data(), static_cast<int>(out.size()), MPI_DOUBLE, a, h.comm);
     p.local_latency = out[0];
@@ -180,6 +205,7 @@ LinkParams probe_link_params(const Hierarchy& h, LinkParams p)
     p.wan_rate = out[4];
     p.reduce_rate = out[5];
     p.node_exchange_rate = out[6];
+    p.wan_burst_loss = out[7];
     p.source = "probe at start-up";
     return p;
 }

@@ -9,22 +9,14 @@
 #include "link_params.hpp"
 #include "selector.hpp"
 #include "settings.hpp"
+#include "two_by_four.hpp"
 
 #include <boost/test/unit_test.hpp>
 
 using namespace hashi::coll;
 
 namespace {
-Hierarchy two_by_four()
-{
-    Hierarchy h;
-    h.rank = 0;
-    h.size = 8;
-    h.nclusters = 2;
-    h.cluster_of = {0, 0, 0, 0, 1, 1, 1, 1};
-    derive_layout(h, {0, 1, 2, 3, 4, 5, 6, 7});
-    return h;
-}
+using test::two_by_four;
 // What the probe of that run measured (node 96-100 Mbit/s, WAN 10.1-10.5
 // ms one way, 92-97 Mbit/s per flow, 375-386 over 4 flows), with an
 // exchange rate as the probe measures it now (50-66 Mbit/s each way on
