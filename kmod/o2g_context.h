@@ -15,7 +15,9 @@
  *    both in softirq and in a socket's worker); guards the engines, receives, unexpected buffers and
  *    their accounting, the pin cache's lists and the ring's producer side.
  * Nothing sleeps under `lock`, and `lock` is never held while a socket lock
- * is taken.
+ * is taken. The posting ring's consumer side (o2g_post_ring.c) is guarded
+ * by `lock` too; a process-context drainer that must pin outside it marks
+ * the ring `slow` under it, and the softirq leaves the ring alone then.
  */
 #ifndef O2G_CONTEXT_H
 #define O2G_CONTEXT_H
@@ -41,6 +43,7 @@ extern unsigned int o2g_max_sockets;
 extern unsigned long o2g_max_unexpected_bytes;
 extern unsigned int o2g_max_unexpected_msgs;
 extern unsigned long o2g_pin_cache_pages;
+extern bool o2g_pin_cache_bypass;
 
 enum o2g_mode {
 	O2G_MODE_NONE,		/* no ioctl that fixes the mode yet */
@@ -81,6 +84,17 @@ struct o2g_ring {
 	u32 head;		/* the module's copy; header->head follows it */
 };
 
+/* The posting ring (o2g_post_ring.c; layout in uapi/o2g.h). */
+struct o2g_post_ring {
+	void *memory;		/* vmalloc_user: header page, then the entries */
+	struct o2g_post_ring_header *header;
+	struct o2g_post *entries;
+	u32 mask;
+	u32 tail;		/* the module's copy; header->tail follows it */
+	bool slow;		/* a process-context drainer pins for entry `tail` */
+	struct work_struct work; /* drains in process context, in the owner's mm */
+};
+
 /* A receive posted on a sockets context. */
 struct o2g_recv_slot {
 	struct o2g_posted node;	/* node.owner points back here */
@@ -118,6 +132,7 @@ struct o2g_context {
 
 	struct o2g_pin_cache pins;
 	struct o2g_ring ring;
+	struct o2g_post_ring posts;
 	wait_queue_head_t waiters; /* poll() */
 	struct eventfd_ctx *eventfd; /* set once, under ioctl_mutex */
 };
@@ -128,10 +143,21 @@ void o2g_ring_free(struct o2g_ring *ring);
 u32 o2g_ring_unread(const struct o2g_ring *ring);
 void o2g_ring_push(struct o2g_context *ctx, const struct o2g_completion *cqe);
 int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma);
+int o2g_mmap_shared_ring(void *memory, size_t bytes, struct vm_area_struct *vma);
+
+/* o2g_post_ring.c */
+int o2g_post_ring_init(struct o2g_context *ctx);
+void o2g_post_ring_free(struct o2g_context *ctx);
+int o2g_post_ring_mmap(struct o2g_post_ring *posts, struct vm_area_struct *vma);
+bool o2g_post_drain(struct o2g_context *ctx);
+bool o2g_post_drain_locked(struct o2g_context *ctx);
+bool o2g_post_attention_locked(struct o2g_context *ctx);
+void o2g_post_attention_settle(struct o2g_context *ctx);
 
 /* o2g_pin.c */
 void o2g_pin_cache_init(struct o2g_pin_cache *cache);
 struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len);
+struct o2g_pin *o2g_pin_find_locked(struct o2g_context *ctx, unsigned long addr, u64 len);
 void o2g_pin_put(struct o2g_context *ctx, struct o2g_pin *pin);
 void o2g_pin_cache_destroy(struct o2g_context *ctx);
 /* Maps the page under addr; *chunk: bytes from addr to the page's end. */
@@ -152,6 +178,10 @@ void o2g_recv_complete(struct o2g_context *ctx, struct o2g_recv_slot *slot,
 		       const struct o2g_unexpected *msg, u32 cqe_flags, u64 received,
 		       u32 status);
 void o2g_recv_free_slot(struct o2g_context *ctx, struct o2g_recv_slot *slot);
+int o2g_recv_check_range(u64 addr, u64 len, u32 flags);
+int o2g_recv_enqueue_locked(struct o2g_context *ctx, struct o2g_recv_slot *slot);
+bool o2g_recv_cancel_locked(struct o2g_context *ctx, u64 cookie, u32 flags, bool complete);
+void o2g_recv_refuse(struct o2g_context *ctx, u64 cookie, u32 status);
 void o2g_buffered_free(struct o2g_context *ctx, struct o2g_buffered *msg);
 
 /* o2g_buffer.c */
@@ -169,6 +199,7 @@ long o2g_sock_detach(struct o2g_context *ctx, int fd);
 long o2g_sock_handoff(struct o2g_context *ctx, unsigned int cmd, void __user *arg);
 void o2g_sock_detach_all(struct o2g_context *ctx);
 void o2g_sock_kick_all(struct o2g_context *ctx);
+bool o2g_sock_any_waiting_locked(struct o2g_context *ctx);
 
 static inline u32 o2g_cqe_engine_flag(enum o2g_engine engine)
 {

@@ -48,6 +48,11 @@ unsigned long o2g_pin_cache_pages = 16384;
 module_param_named(pin_cache_pages, o2g_pin_cache_pages, ulong, 0444);
 MODULE_PARM_DESC(pin_cache_pages, "pages a context keeps pinned (in use and cached) at most");
 
+bool o2g_pin_cache_bypass;
+module_param_named(pin_cache_bypass, o2g_pin_cache_bypass, bool, 0644);
+MODULE_PARM_DESC(pin_cache_bypass,
+		 "for benchmarks: every pin-down cache lookup misses (pinned per receive, unpinned after); may change at any time");
+
 static int o2g_open(struct inode *inode, struct file *file)
 {
 	struct o2g_context *ctx;
@@ -62,6 +67,11 @@ static int o2g_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	}
 	err = o2g_ring_init(&ctx->ring);
+	if (!err) {
+		err = o2g_post_ring_init(ctx);
+		if (err)
+			o2g_ring_free(&ctx->ring);
+	}
 	if (err) {
 		O2G_COUNT(mem_fail);
 		kfree(ctx);
@@ -93,6 +103,7 @@ static int o2g_release(struct inode *inode, struct file *file)
 	struct o2g_context *ctx = file->private_data;
 
 	o2g_sock_detach_all(ctx);
+	o2g_post_ring_free(ctx);
 	if (ctx->mode == O2G_MODE_MATCH_TEST)
 		o2g_match_test_free(ctx);
 	else
@@ -164,7 +175,7 @@ static bool o2g_is_socket_cmd(unsigned int cmd)
 {
 	return cmd == O2G_IOC_ATTACH || cmd == O2G_IOC_DETACH || cmd == O2G_IOC_POST_RECV ||
 	       cmd == O2G_IOC_CANCEL || cmd == O2G_IOC_SET_EVENTFD || cmd == O2G_IOC_TAKE_FRAME ||
-	       cmd == O2G_IOC_RESUME;
+	       cmd == O2G_IOC_RESUME || cmd == O2G_IOC_FLUSH_POSTS;
 }
 
 /* ioctl_mutex held. */
@@ -191,7 +202,13 @@ static long o2g_dispatch(struct o2g_context *ctx, unsigned int cmd, void __user 
 	err = o2g_claim_mode(ctx, O2G_MODE_SOCKETS);
 	if (err)
 		return err;
+	/* Receives written to the posting ring come before this call's. */
+	if (o2g_post_drain(ctx))
+		o2g_sock_kick_all(ctx);
+	o2g_post_attention_settle(ctx);
 	switch (cmd) {
+	case O2G_IOC_FLUSH_POSTS:
+		return 0;
 	case O2G_IOC_ATTACH:
 		return o2g_sock_attach(ctx, arg);
 	case O2G_IOC_DETACH:
@@ -233,7 +250,10 @@ static int o2g_mmap(struct file *file, struct vm_area_struct *vma)
 	int err;
 
 	mutex_lock(&ctx->ioctl_mutex);
-	err = o2g_ring_mmap(&ctx->ring, vma);
+	if (vma->vm_pgoff == O2G_POST_RING_OFFSET >> PAGE_SHIFT)
+		err = o2g_post_ring_mmap(&ctx->posts, vma);
+	else
+		err = o2g_ring_mmap(&ctx->ring, vma);
 	mutex_unlock(&ctx->ioctl_mutex);
 	if (err)
 		O2G_COUNT(refused);

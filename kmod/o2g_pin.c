@@ -18,6 +18,10 @@
  * were: khugepaged, for one, invalidates a range before it finds that the
  * pages are pinned and gives up, and a receive must not fail for that.
  *
+ * For benchmarks, the parameter pin_cache_bypass makes every lookup miss:
+ * each receive pins its pages and they are unpinned when it ends (PM's
+ * "every lookup missed" case), without unloading the module.
+ *
  * Locking: the context lock guards the lists and counts; pinning and
  * unpinning happen outside it in process context.
  */
@@ -103,6 +107,10 @@ static void o2g_pin_invalidate(struct o2g_context *ctx, unsigned long start, uns
 		o2g_pin_retire(cache, pin, unmapped);
 		queued = true;
 	}
+	/* Uncached entries in use (retired, or pinned with the cache bypassed) see the unmap too. */
+	list_for_each_entry(pin, &cache->retired, link)
+		if (unmapped && pin->start < end && pin->start + (pin->npages << PAGE_SHIFT) > start)
+			pin->unmapped = true;
 	spin_unlock_bh(&ctx->lock);
 	if (queued)
 		schedule_work(&cache->reap_work);
@@ -287,7 +295,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 
 	for (attempt = 0; attempt < O2G_PIN_RETRIES; attempt++) {
 		spin_lock_bh(&ctx->lock);
-		pin = o2g_pin_lookup(cache, start, npages);
+		pin = READ_ONCE(o2g_pin_cache_bypass) ? NULL : o2g_pin_lookup(cache, start, npages);
 		if (pin) {
 			pin->refs++;
 			list_move_tail(&pin->link, &cache->lru);
@@ -311,8 +319,9 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		spin_lock_bh(&ctx->lock);
 		if (!IS_ERR(pin) && seq == cache->invalidate_seq && !cache->invalidating) {
 			pin->refs = 1;
-			pin->cached = true;
-			list_add_tail(&pin->link, &cache->lru);
+			/* Bypassed: used by this receive only, unpinned when it ends. */
+			pin->cached = !READ_ONCE(o2g_pin_cache_bypass);
+			list_add_tail(&pin->link, pin->cached ? &cache->lru : &cache->retired);
 			spin_unlock_bh(&ctx->lock);
 			return pin;
 		}
@@ -324,6 +333,28 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		o2g_pin_release(pin);
 	}
 	return ERR_PTR(-EAGAIN);
+}
+
+/*
+ * A cached range that covers [addr, addr + len), with a reference for the
+ * caller, or NULL: a lookup only, nothing is pinned, so the receive softirq
+ * may ask (a covering entry was checked with access_ok and pinned in the
+ * owner's mm when it was made). Context lock held; any context.
+ */
+struct o2g_pin *o2g_pin_find_locked(struct o2g_context *ctx, unsigned long addr, u64 len)
+{
+	unsigned long start = addr & PAGE_MASK;
+	struct o2g_pin *pin;
+
+	if (!len || addr + len < addr || READ_ONCE(o2g_pin_cache_bypass))
+		return NULL;
+	pin = o2g_pin_lookup(&ctx->pins, start, (PAGE_ALIGN(addr + len) - start) >> PAGE_SHIFT);
+	if (!pin)
+		return NULL;
+	pin->refs++;
+	list_move_tail(&pin->link, &ctx->pins.lru);
+	O2G_COUNT(cache_hits);
+	return pin;
 }
 
 /* Context lock held; any context. */

@@ -99,15 +99,94 @@ static bool o2g_ring_has_room(struct o2g_context *ctx)
 	return promised < o2g_ring_entries;
 }
 
-/* Pure: the user's receive, checked before anything is pinned. */
-static int o2g_recv_check(const struct o2g_recv *r)
+/*
+ * Pure, any context: a receive's flags and range, as far as they can be
+ * checked without the caller's mm (access_ok is for process context: the
+ * posting ring's softirq path relies on the pin-down cache instead).
+ */
+int o2g_recv_check_range(u64 addr, u64 len, u32 flags)
 {
-	if (r->flags & ~O2G_RECV_FLAGS_ALL)
+	if (flags & ~O2G_RECV_FLAGS_ALL)
 		return -EINVAL;
-	if (r->len && (r->addr + r->len < r->addr ||
-		       !access_ok(u64_to_user_ptr(r->addr), r->len)))
+	if (len && addr + len < addr)
 		return -EFAULT;
 	return 0;
+}
+
+/* The user's receive, checked before anything is pinned. Process context. */
+static int o2g_recv_check(const struct o2g_recv *r)
+{
+	int err = o2g_recv_check_range(r->addr, r->len, r->flags);
+
+	if (!err && r->len && !access_ok(u64_to_user_ptr(r->addr), r->len))
+		err = -EFAULT;
+	return err;
+}
+
+/*
+ * A receive from the posting ring, its pages held (or none for 0 bytes),
+ * enters its engine: an unexpected message it matches is copied through the
+ * pinned pages and completes in the ring at once. -EAGAIN when max_posted
+ * or the ring's room is used up: the slot is the caller's to free then.
+ * Context lock held; any context.
+ */
+int o2g_recv_enqueue_locked(struct o2g_context *ctx, struct o2g_recv_slot *slot)
+{
+	struct o2g_matcher *m = &ctx->engines[slot->engine];
+	struct o2g_unexpected *u;
+
+	if (m->posted_count >= o2g_max_posted || !o2g_ring_has_room(ctx))
+		return -EAGAIN;
+	u = o2g_match_find_unexpected(m, slot->node.source, slot->node.tag, slot->node.ignore);
+	if (!u) {
+		o2g_match_queue_posted(m, &slot->node);
+		return 0;
+	}
+	o2g_match_unlink_unexpected(m, u);
+	o2g_recv_deliver_buffered(ctx, slot, u->owner);
+	return 0;
+}
+
+/*
+ * An entry of the posting ring the module will not post: its completion
+ * says why, in place of the one the receive would have had. Context lock
+ * held; any context.
+ */
+void o2g_recv_refuse(struct o2g_context *ctx, u64 cookie, u32 status)
+{
+	struct o2g_completion cqe = {
+		.cookie = cookie,
+		.status = status,
+		.flags = O2G_CQE_REFUSED,
+	};
+
+	O2G_COUNT(refused);
+	o2g_ring_push(ctx, &cqe);
+}
+
+/*
+ * A receive not matched yet leaves its engine; with `complete`, its
+ * completion (ECANCELED) goes to the ring. False when it is not posted.
+ * Context lock held; any context.
+ */
+bool o2g_recv_cancel_locked(struct o2g_context *ctx, u64 cookie, u32 flags, bool complete)
+{
+	enum o2g_engine engine = flags & O2G_RECV_UNTAGGED ? O2G_UNTAGGED : O2G_TAGGED;
+	struct o2g_matcher *m = &ctx->engines[engine];
+	struct o2g_posted *p = o2g_match_posted_by_cookie(m, cookie);
+	struct o2g_completion cqe = {
+		.cookie = cookie,
+		.status = ECANCELED,
+		.flags = o2g_cqe_engine_flag(engine),
+	};
+
+	if (!p)
+		return false;
+	o2g_match_unlink_posted(m, p);
+	o2g_recv_free_slot(ctx, p->owner);
+	if (complete)
+		o2g_ring_push(ctx, &cqe);
+	return true;
 }
 
 /* The receive matched a buffered message at post time: copy it now. ioctl_mutex held, no lock. */
@@ -203,23 +282,17 @@ long o2g_recv_post(struct o2g_context *ctx, void __user *arg)
 /* O2G_IOC_CANCEL: a receive not matched yet leaves. ioctl_mutex held. */
 long o2g_recv_cancel(struct o2g_context *ctx, void __user *arg)
 {
-	struct o2g_posted *p;
-	struct o2g_matcher *m;
 	struct o2g_cancel c;
+	bool found;
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	if (c.flags & ~O2G_RECV_FLAGS_ALL)
 		return -EINVAL;
-	m = &ctx->engines[c.flags & O2G_RECV_UNTAGGED ? O2G_UNTAGGED : O2G_TAGGED];
 	spin_lock_bh(&ctx->lock);
-	p = o2g_match_posted_by_cookie(m, c.cookie);
-	if (p) {
-		o2g_match_unlink_posted(m, p);
-		o2g_recv_free_slot(ctx, p->owner);
-	}
+	found = o2g_recv_cancel_locked(ctx, c.cookie, c.flags, false);
 	spin_unlock_bh(&ctx->lock);
-	c.result = p ? O2G_RESULT_TRUE : O2G_RESULT_FALSE;
+	c.result = found ? O2G_RESULT_TRUE : O2G_RESULT_FALSE;
 	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 

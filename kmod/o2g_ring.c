@@ -67,12 +67,14 @@ void o2g_ring_push(struct o2g_context *ctx, const struct o2g_completion *cqe)
 		eventfd_signal(ctx->eventfd, 1);
 }
 
-/* ioctl_mutex held: a shared, non-executable mapping of the whole ring, from offset 0. */
-int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma)
+/*
+ * A shared, non-executable mapping of the whole of a ring's `bytes` at
+ * `memory` (vmalloc_user); the completion ring and the posting ring.
+ * ioctl_mutex held.
+ */
+int o2g_mmap_shared_ring(void *memory, size_t bytes, struct vm_area_struct *vma)
 {
-	unsigned long size = vma->vm_end - vma->vm_start;
-
-	if (vma->vm_pgoff != 0 || size != PAGE_ALIGN(O2G_RING_BYTES(o2g_ring_entries)))
+	if (vma->vm_end - vma->vm_start != PAGE_ALIGN(bytes))
 		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
@@ -80,5 +82,13 @@ int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma)
 		return -EPERM;
 	vma->vm_flags &= ~VM_MAYEXEC;
 	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-	return remap_vmalloc_range(vma, ring->memory, 0);
+	return remap_vmalloc_range(vma, memory, 0);
+}
+
+/* ioctl_mutex held: the completion ring, from offset 0. */
+int o2g_ring_mmap(struct o2g_ring *ring, struct vm_area_struct *vma)
+{
+	if (vma->vm_pgoff != 0)
+		return -EINVAL;
+	return o2g_mmap_shared_ring(ring->memory, O2G_RING_BYTES(o2g_ring_entries), vma);
 }

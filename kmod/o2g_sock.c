@@ -161,6 +161,7 @@ static void o2g_sock_frame_done(struct o2g_socket *osk)
 		 * payload came in takes it, otherwise it becomes unexpected.
 		 */
 		m = &ctx->engines[osk->buffer->engine];
+		o2g_post_drain_locked(ctx);
 		p = o2g_match_find_posted(m, osk->buffer->node.source, osk->buffer->node.tag);
 		if (p) {
 			o2g_match_unlink_posted(m, p);
@@ -168,6 +169,8 @@ static void o2g_sock_frame_done(struct o2g_socket *osk)
 		} else {
 			o2g_match_queue_unexpected(m, &osk->buffer->node);
 			O2G_COUNT(unexpected);
+			/* A post written meanwhile takes it from the unexpected queue. */
+			o2g_post_attention_locked(ctx);
 		}
 	}
 	spin_unlock_bh(&ctx->lock);
@@ -190,7 +193,14 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 
 	o2g_frame_msg(osk, &msg);
 	spin_lock_bh(&ctx->lock);
+	/* Receives written to the posting ring before this header count as posted. */
+	o2g_post_drain_locked(ctx);
 	p = o2g_match_find_posted(&ctx->engines[engine], msg.source, msg.tag);
+	room = ctx->unexpected_msgs < o2g_max_unexpected_msgs &&
+	       ctx->unexpected_bytes + msg.length <= o2g_max_unexpected_bytes;
+	/* About to stop: a receive written from now on must not wait for another frame. */
+	if (!p && !room && o2g_post_attention_locked(ctx))
+		p = o2g_match_find_posted(&ctx->engines[engine], msg.source, msg.tag);
 	if (p) {
 		o2g_match_unlink_posted(&ctx->engines[engine], p);
 		osk->target = p->owner;
@@ -198,8 +208,6 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 		spin_unlock_bh(&ctx->lock);
 		goto started;
 	}
-	room = ctx->unexpected_msgs < o2g_max_unexpected_msgs &&
-	       ctx->unexpected_bytes + msg.length <= o2g_max_unexpected_bytes;
 	if (!room) {
 		if (osk->state != O2G_RX_DISPATCH)
 			O2G_COUNT(backpressure);
@@ -639,6 +647,17 @@ void o2g_sock_detach_all(struct o2g_context *ctx)
 {
 	while (!list_empty(&ctx->sockets))
 		o2g_sock_release(ctx, list_first_entry(&ctx->sockets, struct o2g_socket, link));
+}
+
+/* Is a socket stopped at a header, waiting for a receive or space? ioctl_mutex (the list) and context lock (the states) held. */
+bool o2g_sock_any_waiting_locked(struct o2g_context *ctx)
+{
+	struct o2g_socket *osk;
+
+	list_for_each_entry(osk, &ctx->sockets, link)
+		if (osk->state == O2G_RX_DISPATCH)
+			return true;
+	return false;
 }
 
 /* Sockets stopped at a header try again. ioctl_mutex held. */

@@ -1,67 +1,131 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The guest half of bench/kmod/o2g-bench.sh: runs in the provider VM
-# (tests/kmod/guest-provider-run.sh), each measurement with the user and the
-# kernel backend back to back, and prints "BENCH name user kernel ratio".
+# (tests/kmod/guest-provider-run.sh). Three receive paths, measured in
+# turn in every round so that the emulator's drift hits them alike:
+# `user` (FI_HASHI_RECV=user), `ioctl` (the kernel backend posting each
+# receive by ioctl, FI_HASHI_O2G_POST_RING=off) and `ring` (the kernel
+# backend posting through the module's posting ring). Prints
+# "BENCH name user X ioctl Y ring Z ring/user R ioctl/user Q", the median
+# of the rounds.
 #   bench-guest.sh WORK [quick]   (WORK: hashi-p2p and the examples, compiled
 #   on the host; quick: latency and message rate only)
 work=$1 what=${2:-1}
-declare -A calls recv t
+variants=(user ioctl ring)
+rounds=${O2G_BENCH_ROUNDS:-3}
+declare -A calls recv t vals fan
 counter() { cat "/sys/class/misc/o2g/counters/$1"; }
-mpirun2() { # backend, launcher prefix, program args...
-    local backend=$1 prefix=$2
+mpirun2() { # variant, launcher prefix, program args...
+    local variant=$1 prefix=$2 backend=kernel ring=on
     shift 2
+    case $variant in
+    user) backend=user ;;
+    ioctl) ring=off ;;
+    esac
     timeout 900 mpiexec -n 2 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host} $prefix" -hosts n0,n1 \
-        -genv FI_HASHI_RECV "$backend" -genv FI_HASHI_EAGER_SIZE 1048576 "$@"
+        -genv FI_HASHI_RECV "$backend" -genv FI_HASHI_O2G_POST_RING "$ring" -genv FI_HASHI_EAGER_SIZE 1048576 "$@"
 }
 # hashi-p2p BENCH SIZE: the value at SIZE.
-p2p() { # backend bench size extra...
-    local backend=$1 bench=$2 size=$3
+p2p() { # variant bench size extra...
+    local variant=$1 bench=$2 size=$3
     shift 3
-    mpirun2 "$backend" "" "$work/hashi-p2p" --max-size "$size" "$@" "$bench" 2>/dev/null |
+    mpirun2 "$variant" "" "$work/hashi-p2p" --max-size "$size" "$@" "$bench" 2>/dev/null |
         awk -v b="$bench" -v s="$size" '$1 == b && $2 == s { print $4 }'
 }
-ratio() { awk -v u="$2" -v k="$3" -v n="$1" -v h="$4" 'BEGIN {
-    r = (u > 0 && k > 0) ? k / u : 0
-    printf "BENCH %-28s user %-10s kernel %-10s kernel/user %.2f  (%s)\n", n, u, k, r, h }'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+line() { # name user ioctl ring how
+    awk -v n="$1" -v u="$2" -v i="$3" -v r="$4" -v h="$5" 'BEGIN {
+        printf "BENCH %-22s user %-9s ioctl %-9s ring %-9s ring/user %.2f  ioctl/user %.2f  (%s)\n", n, u, i, r,
+            (u > 0 && r > 0) ? r / u : 0, (u > 0 && i > 0) ? i / u : 0, h }'
+}
 
 echo "BENCH # qemu TCG, 1 vCPU: absolute numbers are the emulator's; compare within a line only"
+echo "BENCH # load average in the guest: $(cut -d' ' -f1-3 /proc/loadavg); median of $rounds rounds, variants in turn"
 # Iterations cut to what the emulator gets through in seconds (hashi-p2p's
-# defaults are for real machines): same counts for both backends.
+# defaults are for real machines): same counts for every variant.
 runs=("latency 8 200" "msgrate 8 50" "bw 65536 10" "bw 1048576 4")
 [[ $what == quick ]] && runs=("${runs[@]:0:2}")
 for run in "${runs[@]}"; do
     set -- $run
-    u=$(p2p user "$1" "$2" --batches 3 --iters "$3")
-    k=$(p2p kernel "$1" "$2" --batches 3 --iters "$3")
+    for v in "${variants[@]}"; do vals[$v]=""; done
+    for ((round = 0; round < rounds; round++)); do
+        for v in "${variants[@]}"; do
+            vals[$v]+=" $(p2p "$v" "$1" "$2" --batches 3 --iters "$3")"
+        done
+    done
+    # shellcheck disable=SC2086 # the values of the rounds
+    m=($(median ${vals[user]}) $(median ${vals[ioctl]}) $(median ${vals[ring]}))
     case $1 in
-    latency) ratio "latency-8B-us" "$u" "$k" "lower is better" ;;
-    msgrate) ratio "msgrate-8B-kmsg/s" "$u" "$k" "higher is better" ;;
-    bw) ratio "bw-$2B-MB/s" "$u" "$k" "higher is better" ;;
+    latency) line "latency-8B-us" "${m[@]}" "lower is better" ;;
+    msgrate) line "msgrate-8B-kmsg/s" "${m[@]}" "higher is better" ;;
+    bw) line "bw-$2B-MB/s" "${m[@]}" "higher is better" ;;
     esac
+    echo "BENCH #   rounds: user${vals[user]}; ioctl${vals[ioctl]}; ring${vals[ring]}"
 done
 
 [[ $what == quick ]] && exit 0
 # System calls of the receiving rank (rank 1 of msgrate), per message: the
-# message count is what the module delivered in the kernel run (the same
-# benchmark sends the same messages both times).
-for backend in user kernel; do
+# message count is what the module delivered in the kernel runs (the same
+# benchmark sends the same messages every time), and which calls they are.
+for v in "${variants[@]}"; do
     d0=$(counter delivered)
-    mpirun2 "$backend" "strace -f -c -o /tmp/strace-$backend-{host}" "$work/hashi-p2p" --max-size 8 --iters 50 --batches 1 msgrate >/dev/null 2>&1
-    [[ $backend == kernel ]] && msgs=$(($(counter delivered) - d0))
-    calls[$backend]=$(awk '$NF == "total" { print $(NF-2) }' "/tmp/strace-$backend-n1" 2>/dev/null)
-    recv[$backend]=$(awk '$NF ~ /^(recvfrom|recvmsg|readv|read)$/ { n += $4 } END { print n + 0 }' "/tmp/strace-$backend-n1" 2>/dev/null)
+    mpirun2 "$v" "strace -f -c -o /tmp/strace-$v-{host}" "$work/hashi-p2p" --max-size 8 --iters 50 --batches 1 msgrate >/dev/null 2>&1
+    [[ $v != user ]] && msgs=$(($(counter delivered) - d0))
+    calls[$v]=$(awk '$NF == "total" { print $(NF-2) }' "/tmp/strace-$v-n1" 2>/dev/null)
+    recv[$v]=$(awk '$NF ~ /^(recvfrom|recvmsg|readv|read)$/ { n += $4 } END { print n + 0 }' "/tmp/strace-$v-n1" 2>/dev/null)
 done
-echo "BENCH receiver syscalls (msgrate 8 B, $msgs messages): user ${calls[user]} (recv/read ${recv[user]}), kernel ${calls[kernel]} (recv/read ${recv[kernel]})"
-awk -v m="$msgs" -v ru="${recv[user]}" -v rk="${recv[kernel]}" -v u="${calls[user]}" -v k="${calls[kernel]}" 'BEGIN { if (m > 0)
-    printf "BENCH syscalls-per-message        user %.2f (recv %.2f)  kernel %.2f (recv %.2f)\n", u / m, ru / m, k / m, rk / m }'
+for v in "${variants[@]}"; do
+    awk -v m="$msgs" -v v="$v" -v c="${calls[$v]}" -v r="${recv[$v]}" 'BEGIN { if (m > 0)
+        printf "BENCH syscalls-per-message %-5s %.2f (recv/read %.2f), %d messages\n", v, c / m, r / m, m }'
+    # The calls behind it: name and count per message, most frequent first.
+    awk -v m="$msgs" 'm > 0 && $NF ~ /^[a-z_0-9]+$/ && $NF != "total" && $4 ~ /^[0-9]+$/ {
+            printf "%s %.2f\n", $NF, $4 / m }' "/tmp/strace-$v-n1" 2>/dev/null |
+        sort -k2 -g -r | head -8 | tr '\n' ' ' | sed "s/^/BENCH #   $v per message: /; s/\$/\n/"
+done
 
-for backend in user kernel; do
+for v in "${variants[@]}"; do
     t0=$(date +%s.%N)
-    mpirun2 "$backend" "" "$work/isort" >"/tmp/isort-$backend.out" 2>&1
+    mpirun2 "$v" "" "$work/isort" >"/tmp/isort-$v.out" 2>&1
     t1=$(date +%s.%N)
-    grep -q "VERIFICATION SUCCESSFUL" "/tmp/isort-$backend.out" && ok=ok || ok=FAILED
-    t[$backend]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-    echo "BENCH isort $backend: ${t[$backend]} s, $ok"
+    grep -q "VERIFICATION SUCCESSFUL" "/tmp/isort-$v.out" && ok=ok || ok=FAILED
+    t[$v]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    echo "BENCH isort $v: ${t[$v]} s, $ok"
 done
-ratio "isort-seconds" "${t[user]}" "${t[kernel]}" "lower is better"
+line "isort-seconds" "${t[user]}" "${t[ioctl]}" "${t[ring]}" "lower is better"
+
+# The pin-down cache: 1 MiB bandwidth (ring) with every lookup hitting
+# (hashi-p2p reuses its buffers) against every lookup missing (the
+# module's pin_cache_bypass: each receive pins and unpins its pages), in
+# turn; then the hit ratio of the examples.
+bypass=/sys/module/o2g/parameters/pin_cache_bypass
+vals[hit]="" vals[miss]=""
+for ((round = 0; round < rounds; round++)); do
+    for mode in hit miss; do
+        [[ $mode == miss ]] && echo 1 >$bypass
+        vals[$mode]+=" $(p2p ring bw 1048576 --batches 3 --iters 4)"
+        echo 0 >$bypass
+    done
+done
+# shellcheck disable=SC2086
+awk -v h="$(median ${vals[hit]})" -v m="$(median ${vals[miss]})" 'BEGIN {
+    printf "BENCH pin-cache-bw-1MiB-MB/s    hits %-9s misses %-9s hits/misses %.2f  (PM: 1.38)\n", h, m, (m > 0) ? h / m : 0 }'
+echo "BENCH #   rounds: hits${vals[hit]}; misses${vals[miss]}"
+for ex in "ring 5" "pi 200000" "isort"; do
+    h0=$(counter cache_hits) m0=$(counter cache_misses)
+    # shellcheck disable=SC2086 # the program and its arguments
+    mpirun2 ring "" "$work/"$ex >/dev/null 2>&1
+    awk -v n="${ex%% *}" -v h=$(($(counter cache_hits) - h0)) -v m=$(($(counter cache_misses) - m0)) 'BEGIN {
+        printf "BENCH pin-cache-hit-ratio %-6s %.3f (%d hits, %d misses)\n", n, (h + m) ? h / (h + m) : 0, h, m }'
+done
+
+# Receive bandwidth into one process as the senders grow: rank 0 on one
+# node, the senders on the other, 64 KiB messages, 16 MiB in all.
+for n in 1 4 16 64; do
+    for v in user ring; do
+        out=$(timeout 300 mpiexec -n $((n + 1)) -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" \
+            -hosts n0:1,n1:$n -genv FI_HASHI_RECV "$([[ $v == user ]] && echo user || echo kernel)" \
+            -genv FI_HASHI_EAGER_SIZE 1048576 "$work/o2g-fanin" 65536 16777216 2>&1 | awk '$1 == "fanin" { print $4, $5 }')
+        fan[$v]=${out:-failed}
+    done
+    echo "BENCH fanin $n user ${fan[user]} ring ${fan[ring]}"
+done

@@ -26,18 +26,19 @@ echo "KMOD-BEGIN provider, kernel $(uname -r), o2g $(cat /sys/module/o2g/version
 for ex in "ring 5:OK" "pi 200000:OK" "isort:VERIFICATION SUCCESSFUL"; do
     prog=${ex%%:*} want=${ex#*:}
     name=${prog%% *}
-    d0=$(counter delivered) h0=$(counter handoffs)
+    d0=$(counter delivered) h0=$(counter handoffs) p0=$(counter ring_posts)
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # the program and its arguments
     job kernel "$name" "$work/"$prog
     rc=$?
     t1=$(date +%s.%N)
-    d=$(($(counter delivered) - d0)) h=$(($(counter handoffs) - h0))
-    # No rank may report an error either (a path the module refused, say).
-    if [[ $rc == 0 ]] && grep -q "$want" "$name.out" && ! grep -q "error: " "$name.out" && [[ $d -gt 0 ]] && wait_idle; then
-        check "provider-$name" PASS "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f s", b-a}'), $d messages delivered by the module, $h frames handed to user space, module idle after"
+    d=$(($(counter delivered) - d0)) h=$(($(counter handoffs) - h0)) p=$(($(counter ring_posts) - p0))
+    # No rank may report an error either (a path the module refused, say);
+    # the receives went through the posting ring.
+    if [[ $rc == 0 ]] && grep -q "$want" "$name.out" && ! grep -q "error: " "$name.out" && [[ $d -gt 0 && $p -gt 0 ]] && wait_idle; then
+        check "provider-$name" PASS "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f s", b-a}'), $d messages delivered by the module, $p receives posted through its ring, $h frames handed to user space, module idle after"
     else
-        check "provider-$name" FAIL "exit $rc, delivered $d, handoffs $h, contexts $(counter contexts) sockets $(counter sockets) pinned $(counter pinned_pages): $(tail -5 "$name.out" | tr '\n' ' ')"
+        check "provider-$name" FAIL "exit $rc, delivered $d, ring posts $p, handoffs $h, contexts $(counter contexts) sockets $(counter sockets) pinned $(counter pinned_pages): $(tail -5 "$name.out" | tr '\n' ' ')"
     fi
 done
 

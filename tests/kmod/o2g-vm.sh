@@ -51,7 +51,7 @@ modinfo -F vermagic "$ko" | grep -q "^$kver " || fail "o2g.ko's vermagic is not 
 want_version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/kmod/dkms.conf")
 parms=$(modinfo -F parm "$ko" | cut -d: -f1 | sort | tr '\n' ' ')
 if [[ $(modinfo -F license "$ko") == GPL && $(modinfo -F version "$ko") == "$want_version" &&
-    $parms == "max_posted max_sockets max_unexpected_bytes max_unexpected_msgs pin_cache_pages ring_entries " ]]; then
+    $parms == "max_posted max_sockets max_unexpected_bytes max_unexpected_msgs pin_cache_bypass pin_cache_pages ring_entries " ]]; then
     echo "KMOD-CHECK modinfo-host PASS license GPL, version $want_version, parameters: $parms" >"$work/host-checks.txt"
 else
     echo "KMOD-CHECK modinfo-host FAIL license '$(modinfo -F license "$ko")', version '$(modinfo -F version "$ko")' (dkms.conf: $want_version), parameters: $parms" >"$work/host-checks.txt"
@@ -150,7 +150,8 @@ vm_verdict o2g-vm "$work" "$qemu_rc" modinfo-host dkms-add-build-install dkms-de
     match-differential-tagged match-differential-untagged posted-then-arrived unexpected-then-posted truncation \
     untagged-engine ordering-wildcard backpressure pin-cache-hit bad-frame-stops-socket handoff-to-user-space \
     peer-close-event peer-reset-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds \
-    detach-gives-socket-back attach-refusals kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer \
+    detach-gives-socket-back attach-refusals ring-posted-then-arrived ring-unexpected-then-posted \
+    ring-then-ioctl-order ring-bad-entries kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer \
     rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean
 rc=$?
 lap "done"

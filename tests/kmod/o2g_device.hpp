@@ -77,6 +77,8 @@ public:
     context& operator=(const context&) = delete;
     ~context()
     {
+        if (posts_ != MAP_FAILED)
+            ::munmap(posts_, posts_bytes_);
         if (ring_ != MAP_FAILED)
             ::munmap(ring_, ring_bytes_);
         ::close(fd_);
@@ -120,6 +122,35 @@ public:
             throw test_failure("mmap of the completion ring: " + errno_text(errno));
     }
 
+    // Maps the posting ring (once).
+    void map_post_ring()
+    {
+        o2g_info info {};
+        must(O2G_IOC_INFO, &info, "O2G_IOC_INFO");
+        posts_bytes_ = (O2G_POST_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
+        posts_ = ::mmap(nullptr, posts_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, O2G_POST_RING_OFFSET);
+        if (posts_ == MAP_FAILED)
+            throw test_failure("mmap of the posting ring: " + errno_text(errno));
+    }
+    o2g_post_ring_header& post_header() const { return *static_cast<o2g_post_ring_header*>(posts_); }
+
+    // One entry into the posting ring, as the provider writes it: the
+    // entry, then head, then (unless told not to) O2G_IOC_FLUSH_POSTS if
+    // the module asks for attention. Throws when the ring is full.
+    void ring_post(const o2g_post& e, bool flush_on_attention = true)
+    {
+        auto& h = post_header();
+        auto* entries = reinterpret_cast<o2g_post*>(static_cast<char*>(posts_) + O2G_RING_HEADER_BYTES);
+        const std::uint32_t tail = std::atomic_ref<std::uint32_t>(h.tail).load(std::memory_order_acquire);
+        if (h.head - tail >= h.entries)
+            throw test_failure("the posting ring is full");
+        entries[h.head & (h.entries - 1)] = e;
+        std::atomic_ref<std::uint32_t>(h.head).store(h.head + 1, std::memory_order_release);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (flush_on_attention && std::atomic_ref<std::uint32_t>(h.attention).load(std::memory_order_relaxed))
+            must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "O2G_IOC_FLUSH_POSTS");
+    }
+
     // The next completion, waiting for it (bounded); nullopt when none came.
     std::optional<o2g_completion> next_completion(std::chrono::seconds bound = std::chrono::seconds(60))
     {
@@ -137,6 +168,8 @@ private:
     int fd_;
     void* ring_ = MAP_FAILED;
     std::size_t ring_bytes_ = 0;
+    void* posts_ = MAP_FAILED;
+    std::size_t posts_bytes_ = 0;
 };
 
 } // namespace o2g_test

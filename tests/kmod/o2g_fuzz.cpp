@@ -5,7 +5,9 @@
 // descriptors of every kind (pipes, UDP, listening and connected TCP, an
 // eventfd, o2g contexts), mmap with random sizes and offsets, junk and
 // almost-valid frames written into attached sockets, buffers unmapped and
-// remapped under posted receives, contexts closed in any state.
+// remapped under posted receives, contexts closed in any state, and
+// entries of the posting ring (junk or almost valid, with heads that are
+// garbage) taken by ioctls and by the receive path.
 //
 // The fuzzer's own verdict is only that it ran and that a few answers the
 // interface promises hold (a foreign ioctl type is ENOTTY, unknown flags
@@ -67,6 +69,8 @@ public:
             random_mmap();
         } else if (what < 20) {
             write_junk();
+        } else if (what < 30) {
+            ring_junk();
         } else {
             random_ioctl();
         }
@@ -246,7 +250,8 @@ private:
     void random_ioctl()
     {
         static const unsigned long valid[] = {O2G_IOC_INFO, O2G_IOC_MATCH, O2G_IOC_ATTACH, O2G_IOC_DETACH,
-            O2G_IOC_POST_RECV, O2G_IOC_CANCEL, O2G_IOC_SET_EVENTFD, O2G_IOC_STATS, O2G_IOC_TAKE_FRAME, O2G_IOC_RESUME};
+            O2G_IOC_POST_RECV, O2G_IOC_CANCEL, O2G_IOC_SET_EVENTFD, O2G_IOC_STATS, O2G_IOC_TAKE_FRAME, O2G_IOC_RESUME,
+            O2G_IOC_FLUSH_POSTS};
         unsigned long cmd;
         switch (pick(4)) {
         case 0:
@@ -294,10 +299,50 @@ private:
         ::munmap(m, bytes);
     }
 
+    // Entries into a context's posting ring: random, or almost valid
+    // receives and cancels; head advanced by what was written or set wild;
+    // then taken by an ioctl, or left for the receive path.
+    void ring_junk()
+    {
+        const int c = context();
+        const std::size_t bytes = (O2G_POST_RING_BYTES(1024) + 4095) & ~std::size_t {4095};
+        void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, c, O2G_POST_RING_OFFSET);
+        if (m == MAP_FAILED)
+            return;
+        auto* h = static_cast<o2g_post_ring_header*>(m);
+        auto* entries = reinterpret_cast<o2g_post*>(static_cast<std::uint8_t*>(m) + O2G_RING_HEADER_BYTES);
+        const std::uint64_t n = 1 + pick(8);
+        std::uint32_t head = h->head;
+        for (std::uint64_t i = 0; i < n; ++i, ++head) {
+            o2g_post& e = entries[head & 1023];
+            auto* raw = reinterpret_cast<std::uint8_t*>(&e);
+            for (std::size_t b = 0; b < sizeof e; ++b)
+                raw[b] = static_cast<std::uint8_t>(rng_());
+            if (pick(4) != 0) {
+                e.op = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(1 + pick(2));
+                e.flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(2));
+                e.reserved = pick(8) == 0 ? any64() : 0;
+                e.cookie = pick(64);
+                e.source = random_source();
+                e.tag = pick(8);
+                e.ignore = pick(4) == 0 ? ~0ull : 0;
+                e.len = random_length();
+                e.addr = random_address(e.len);
+            }
+        }
+        std::atomic_ref<std::uint32_t>(h->head).store(
+            pick(16) == 0 ? static_cast<std::uint32_t>(any64()) : head, std::memory_order_release);
+        if (pick(2))
+            ::ioctl(c, O2G_IOC_FLUSH_POSTS, nullptr);
+        ::munmap(m, bytes);
+    }
+
     void random_mmap()
     {
         const std::size_t len = pick(3) == 0 ? (O2G_RING_BYTES(1024) + 4095) & ~std::size_t {4095} : pick(1 << 20) + 1;
-        const off_t off = pick(3) == 0 ? 0 : static_cast<off_t>(pick(16) * 4096);
+        const off_t off = pick(3) == 0 ? 0
+            : pick(4) == 0            ? static_cast<off_t>(O2G_POST_RING_OFFSET + pick(4) * 4096)
+                                      : static_cast<off_t>(pick(16) * 4096);
         const int prot = pick(2) ? PROT_READ | PROT_WRITE : PROT_READ;
         const int flags = pick(4) ? MAP_SHARED : MAP_PRIVATE;
         void* m = ::mmap(nullptr, len, prot, flags, context(), off);

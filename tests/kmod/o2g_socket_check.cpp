@@ -1074,6 +1074,210 @@ int run_kill9(bool held_back)
     return ok ? 0 : 1;
 }
 
+// ---- the posting ring (uapi/o2g.h): receives posted without an ioctl ----
+
+o2g_post make_post(std::uint32_t op, std::uint64_t cookie, std::uint64_t tag, const void* buf, std::size_t len)
+{
+    o2g_post e {};
+    e.op = op;
+    e.cookie = cookie;
+    e.source = peer_source;
+    e.tag = tag;
+    e.addr = reinterpret_cast<std::uintptr_t>(buf);
+    e.len = len;
+    return e;
+}
+
+long long counter_now(const char* name) { return o2g_test::module_counter(name).value_or(-1); }
+
+// Receives written to the ring, no ioctl, then the messages: the first
+// round's buffers need pinning (the receive path leaves them to the
+// module's worker), the second round's hit the pin-down cache and are
+// taken in the receive path itself.
+std::string ring_posted_then_arrived()
+{
+    sender s([](int sock, const auto& wait_go) {
+        for (int round = 0; round < 2; ++round) {
+            wait_go();
+            for (std::size_t i = 0; i < sizes.size(); ++i)
+                send_frame(sock, frame_type::tagged, 10 * round + i, 700 + i, payload(40 * round + i, sizes[i]));
+        }
+    });
+    context ctx;
+    take_over(ctx, s);
+    ctx.map_post_ring();
+    std::vector<std::vector<std::uint8_t>> bufs;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+        bufs.emplace_back(sizes[i] + 1, 0xee);
+    const long long posts0 = counter_now("ring_posts");
+    long long deferred[2] = {0, 0};
+    for (int round = 0; round < 2; ++round) {
+        const long long d0 = counter_now("ring_post_deferred");
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            ctx.ring_post(make_post(O2G_POST_RECV, 3000 + 10 * round + i, 10 * round + i, bufs[i].data(), sizes[i]), false);
+        s.go();
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            expect_completion(must_complete(ctx, "a receive posted through the ring"), 3000 + 10 * round + i,
+                10 * round + i, 700 + i, sizes[i], sizes[i], O2G_CQE_REMOTE_DATA);
+            if (auto e = check_bytes(bufs[i].data(), sizes[i], 40 * round + i); !e.empty())
+                throw test_failure("round " + std::to_string(round) + " message " + std::to_string(i) + ": " + e);
+            if (bufs[i][sizes[i]] != 0xee)
+                throw test_failure("message " + std::to_string(i) + " wrote past its length");
+        }
+        deferred[round] = counter_now("ring_post_deferred") - d0;
+    }
+    const long long taken = counter_now("ring_posts") - posts0;
+    if (taken != static_cast<long long>(2 * sizes.size()))
+        throw test_failure("the module took " + std::to_string(taken) + " ring entries, " +
+            std::to_string(2 * sizes.size()) + " were written");
+    if (deferred[0] < 1 || deferred[1] != 0)
+        throw test_failure("entries left to the worker: " + std::to_string(deferred[0]) + " in the cold round (expected "
+            "at least 1), " + std::to_string(deferred[1]) + " with every buffer cached (expected 0)");
+    s.join();
+    return "2 x " + std::to_string(sizes.size()) + " receives through the ring, no ioctl, byte for byte; the cold round "
+        "pinned in the worker (" + std::to_string(deferred[0]) + " deferrals), the cached round took all in the receive path";
+}
+
+// Messages held unexpected, then receives through the ring: the module
+// asks for attention, one O2G_IOC_FLUSH_POSTS takes them at once.
+std::string ring_unexpected_then_posted()
+{
+    sender s([](int sock, const auto& wait_go) {
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            send_frame(sock, frame_type::tagged, 100 + i, 900 + i, payload(100 + i, sizes[i]));
+        wait_go(); // the connection stays open: its end would be an event in the ring
+    });
+    context ctx;
+    take_over(ctx, s);
+    ctx.map_post_ring();
+    if (!eventually([&] { return ctx.stats().unexpected == sizes.size(); }))
+        throw test_failure("the module holds " + std::to_string(ctx.stats().unexpected) + " unexpected messages");
+    if (ctx.post_header().attention != 1)
+        throw test_failure("unexpected messages are held, but the posting ring's attention is 0");
+    std::vector<std::vector<std::uint8_t>> bufs(sizes.size());
+    for (std::size_t k = sizes.size(); k-- > 0;) {
+        bufs[k].assign(sizes[k] + 1, 0xee);
+        ctx.ring_post(make_post(O2G_POST_RECV, 4000 + k, 100 + k, bufs[k].data(), sizes[k]));
+        expect_completion(must_complete(ctx, "a ring receive of an unexpected message"), 4000 + k, 100 + k, 900 + k,
+            sizes[k], sizes[k], O2G_CQE_REMOTE_DATA);
+        if (auto e = check_bytes(bufs[k].data(), sizes[k], 100 + k); !e.empty())
+            throw test_failure("message " + std::to_string(k) + ": " + e);
+    }
+    ctx.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+    if (ctx.post_header().attention != 0)
+        throw test_failure("nothing is held any more, but attention stays 1 after a flush");
+    s.go();
+    s.join();
+    return std::to_string(sizes.size()) + " unexpected messages taken by ring receives (attention, then one flush each)";
+}
+
+// A receive in the ring comes before one posted by ioctl after it: the
+// first message with their tag goes to the ring's.
+std::string ring_then_ioctl_order()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 5, 1, payload(1, 16));
+        send_frame(sock, frame_type::tagged, 5, 2, payload(2, 16));
+    });
+    context ctx;
+    take_over(ctx, s);
+    ctx.map_post_ring();
+    std::vector<std::uint8_t> a(16), b(16);
+    ctx.ring_post(make_post(O2G_POST_RECV, 51, 5, a.data(), a.size()), false);
+    o2g_recv r = make_recv(52, 5, b.data(), b.size());
+    ctx.must(O2G_IOC_POST_RECV, &r, "post");
+    s.go();
+    expect_completion(must_complete(ctx, "the ring's receive"), 51, 5, 1, 16, 16, O2G_CQE_REMOTE_DATA);
+    expect_completion(must_complete(ctx, "the ioctl's receive"), 52, 5, 2, 16, 16, O2G_CQE_REMOTE_DATA);
+    s.join();
+    return "ring receive matched first, then the ioctl's";
+}
+
+// Every bad entry is refused with its own completion (cancels only
+// counted), nothing stays pinned, and the ring goes on working.
+std::string ring_bad_entries()
+{
+    context ctx;
+    ctx.map_ring();
+    ctx.map_post_ring();
+    const long long refused0 = counter_now("refused");
+    void* gone = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ::munmap(gone, 4096);
+    void* ro = ::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    std::vector<std::uint8_t> buf(4096);
+    struct bad {
+        o2g_post e;
+        std::uint32_t status;
+    };
+    std::vector<bad> bads;
+    auto add = [&](o2g_post e, std::uint32_t status) { bads.push_back({e, status}); };
+    add(make_post(99, 1, 0, buf.data(), 16), EINVAL);
+    o2g_post e = make_post(O2G_POST_RECV, 2, 0, buf.data(), 16);
+    e.flags = 0x80;
+    add(e, EINVAL);
+    e = make_post(O2G_POST_RECV, 3, 0, buf.data(), 16);
+    e.reserved = 1;
+    add(e, EINVAL);
+    e = make_post(O2G_POST_RECV, 4, 0, nullptr, 100);
+    e.addr = ~0ull - 10; // wraps
+    add(e, EFAULT);
+    e.cookie = 5;
+    e.addr = 0xffffffff81000000ull; // the kernel's
+    add(e, EFAULT);
+    add(make_post(O2G_POST_RECV, 6, 0, gone, 4096), EFAULT);
+    add(make_post(O2G_POST_RECV, 7, 0, ro, 4096), EFAULT);
+    for (const auto& b : bads)
+        ctx.ring_post(b.e, false);
+    o2g_post c = make_post(O2G_POST_CANCEL, 8, 0, nullptr, 0);
+    c.flags = 0x80;
+    ctx.ring_post(c, false); // a bad cancel: counted, no completion
+    ctx.ring_post(make_post(O2G_POST_RECV, 50, 77, nullptr, 0), false);
+    ctx.ring_post(make_post(O2G_POST_CANCEL, 50, 0, nullptr, 0), false);
+    ctx.ring_post(make_post(O2G_POST_CANCEL, 51, 0, nullptr, 0), false); // not posted: nothing
+    ctx.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+    for (const auto& b : bads) {
+        const o2g_completion got = must_complete(ctx, "a refused entry");
+        if (got.cookie != b.e.cookie || got.status != b.status || got.flags != O2G_CQE_REFUSED)
+            throw test_failure("entry " + std::to_string(b.e.cookie) + ": " + describe(got) + ", expected status " +
+                std::to_string(b.status) + " and O2G_CQE_REFUSED");
+    }
+    const o2g_completion cancelled = must_complete(ctx, "a receive cancelled through the ring");
+    if (cancelled.cookie != 50 || cancelled.status != ECANCELED)
+        throw test_failure("the cancelled receive: " + describe(cancelled));
+    if (ctx.next_completion(std::chrono::seconds(1)))
+        throw test_failure("a completion for a bad or idle cancel");
+    const long long refused = counter_now("refused") - refused0;
+    if (refused != static_cast<long long>(bads.size() + 1))
+        throw test_failure("counter refused moved by " + std::to_string(refused) + ", expected " +
+            std::to_string(bads.size() + 1));
+
+    // More than max_posted: the one too many is refused with EAGAIN, never lost.
+    o2g_info info {};
+    ctx.must(O2G_IOC_INFO, &info, "info");
+    for (std::uint64_t i = 0; i <= info.max_posted; ++i)
+        ctx.ring_post(make_post(O2G_POST_RECV, 10000 + i, 1u << 20, nullptr, 0), false);
+    ctx.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+    const o2g_completion full = must_complete(ctx, "the receive beyond max_posted");
+    if (full.cookie != 10000 + info.max_posted || full.status != EAGAIN || full.flags != O2G_CQE_REFUSED)
+        throw test_failure("beyond max_posted: " + describe(full));
+    for (std::uint64_t i = 0; i < info.max_posted; ++i)
+        ctx.ring_post(make_post(O2G_POST_CANCEL, 10000 + i, 0, nullptr, 0), false);
+    ctx.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+    for (std::uint64_t i = 0; i < info.max_posted; ++i) {
+        const o2g_completion got = must_complete(ctx, "a cancel");
+        if (got.cookie != 10000 + i || got.status != ECANCELED)
+            throw test_failure("cancel " + std::to_string(i) + ": " + describe(got));
+    }
+    const o2g_stats st = ctx.stats();
+    if (st.posted != 0 || st.pinned_pages != 0)
+        throw test_failure(std::to_string(st.posted) + " receives posted and " + std::to_string(st.pinned_pages) +
+            " pages pinned after every entry was refused or cancelled");
+    ::munmap(ro, 4096);
+    return std::to_string(bads.size()) + " bad entries refused by name, a bad cancel counted, the receive beyond "
+        "max_posted refused with EAGAIN, " + std::to_string(info.max_posted) + " cancels through the ring";
+}
+
 int run_all()
 {
     const std::pair<const char*, std::string (*)()> scenarios[] = {
@@ -1094,6 +1298,10 @@ int run_all()
         {"memory-kinds", memory_kinds},
         {"detach-gives-socket-back", detach_gives_socket_back},
         {"attach-refusals", attach_refusals},
+        {"ring-posted-then-arrived", ring_posted_then_arrived},
+        {"ring-unexpected-then-posted", ring_unexpected_then_posted},
+        {"ring-then-ioctl-order", ring_then_ioctl_order},
+        {"ring-bad-entries", ring_bad_entries},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {

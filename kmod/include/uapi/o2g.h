@@ -21,7 +21,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define O2G_ABI_VERSION 2	/* 2: O2G_ATTACH_HANDOFF, TAKE_FRAME, RESUME */
+#define O2G_ABI_VERSION 3	/* 2: O2G_ATTACH_HANDOFF, TAKE_FRAME, RESUME; 3: the posting ring */
 #define O2G_DEVICE_PATH "/dev/o2g"
 
 /* fi_addr_t's FI_ADDR_UNSPEC: a receive for any source. */
@@ -133,6 +133,8 @@ struct o2g_attach {
 #define O2G_CQE_HANDOFF		(1u << 4) /* with O2G_CQE_SOCKET, status 0: the socket
 					   * stopped at a frame for user space
 					   * (O2G_IOC_TAKE_FRAME) */
+#define O2G_CQE_REFUSED		(1u << 5) /* an entry of the posting ring the module
+					   * refused (status says why): never posted */
 
 /*
  * One completion. status is 0 or a positive errno: EFAULT when the buffer
@@ -211,6 +213,58 @@ struct o2g_handoff {
 	__u8 header[56];	/* TAKE_FRAME: out */
 };
 
+/*
+ * The posting ring: receives posted (and cancelled) without a system call.
+ * mmap(NULL, O2G_POST_RING_BYTES(entries), PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, O2G_POST_RING_OFFSET), entries as o2g_info.ring_entries.
+ * User space writes an entry at slot head & (entries - 1) and then
+ * advances `head` (release); the module reads entries below head, each
+ * checked as the ioctl's argument would be, and then advances `tail`.
+ * The module takes entries, in order, when a frame header arrives on any
+ * attached socket (the receive softirq: only buffers the pin-down cache
+ * covers; the first that needs pinning leaves the rest to a worker in
+ * process context), and at every ioctl of the context. An entry is never
+ * lost: a receive the module cannot post completes in the completion ring
+ * with O2G_CQE_REFUSED and the errno (EAGAIN when posted receives and
+ * completions would not fit the completion ring, as O2G_IOC_POST_RECV's).
+ *
+ * A post that an unexpected message or a stopped socket is waiting for
+ * must not wait for the next frame: after advancing head, user space reads
+ * `attention` (with a full barrier between, pairing with the module's);
+ * when it is not 0, O2G_IOC_FLUSH_POSTS takes the entries at once. The
+ * module sets it when it holds unexpected messages or stops a socket, and
+ * clears it in an ioctl that finds neither.
+ */
+enum o2g_post_op {
+	O2G_POST_RECV = 1,	/* as O2G_IOC_POST_RECV; a match always completes in the ring */
+	O2G_POST_CANCEL = 2,	/* as O2G_IOC_CANCEL: a receive still posted completes
+				 * with ECANCELED; else nothing (its completion is there) */
+};
+
+struct o2g_post {
+	__u64 cookie;
+	__u64 source;
+	__u64 tag;
+	__u64 ignore;
+	__u64 addr;
+	__u64 len;
+	__u32 op;		/* enum o2g_post_op */
+	__u32 flags;		/* O2G_RECV_* */
+	__u64 reserved;		/* 0 */
+};
+
+struct o2g_post_ring_header {
+	__u32 head;		/* written by user space */
+	__u32 tail;		/* written by the module */
+	__u32 entries;		/* a power of two */
+	__u32 entry_size;	/* sizeof(struct o2g_post) */
+	__u32 attention;	/* written by the module: see above */
+	__u32 reserved;
+};
+#define O2G_POST_RING_OFFSET 0x10000000ull
+#define O2G_POST_RING_BYTES(entries) \
+	(O2G_RING_HEADER_BYTES + (entries) * sizeof(struct o2g_post))
+
 struct o2g_info {
 	__u32 abi_version;	/* O2G_ABI_VERSION */
 	__u32 ring_entries;
@@ -242,7 +296,9 @@ struct o2g_counters {
 	__u64 unsupported;	/* frames of a type the module leaves to user space */
 	__u64 ring_overflow;	/* completions dropped: user space moved `tail` back */
 	__u64 handoffs;		/* frames handed to user space (O2G_ATTACH_HANDOFF) */
-	__u64 reserved[3];
+	__u64 ring_posts;	/* posting ring entries taken (refused ones included) */
+	__u64 ring_post_deferred; /* times the softirq left a ring entry to the worker */
+	__u64 reserved[1];
 };
 
 struct o2g_stats {
@@ -264,5 +320,6 @@ struct o2g_stats {
 #define O2G_IOC_STATS		_IOR(O2G_IOC_MAGIC, 8, struct o2g_stats)
 #define O2G_IOC_TAKE_FRAME	_IOWR(O2G_IOC_MAGIC, 9, struct o2g_handoff)
 #define O2G_IOC_RESUME		_IOW(O2G_IOC_MAGIC, 10, struct o2g_handoff)
+#define O2G_IOC_FLUSH_POSTS	_IO(O2G_IOC_MAGIC, 11)
 
 #endif /* _UAPI_LINUX_O2G_H */

@@ -7,6 +7,8 @@
 #include "transport/path/path.hpp"
 #include "transport/recv/recv_op.hpp"
 
+#include "common/environment.hpp"
+
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -23,12 +25,31 @@ namespace {
 // What the module names a posted receive by: the op itself.
 std::uint64_t cookie_of(const op* o) { return reinterpret_cast<std::uintptr_t>(o); }
 
+// The module's view of a tagged receive: an ioctl's o2g_recv or a posting
+// ring's o2g_post, which share these fields.
+template <class Desc> Desc describe_recv(const op* o, const recv_request& r)
+{
+    Desc d {};
+    d.cookie = cookie_of(o);
+    d.source = r.src == FI_ADDR_UNSPEC ? O2G_ANY_SOURCE : r.src;
+    d.tag = r.tag;
+    d.ignore = r.ignore;
+    d.addr = r.count ? reinterpret_cast<std::uintptr_t>(r.iov[0].iov_base) : 0;
+    d.len = r.count ? r.iov[0].iov_len : 0;
+    return d;
+}
+
 } // namespace
 
 kernel_backend::kernel_backend(domain_obj& domain, const bindings& b, peer_table& peers, operations& ops,
     completions& done, receive_events& up, const std::size_t& min_multi_recv, progress_loop& loop)
     : ops_(ops), done_(done), b_(b), up_(up), user_(domain, b, peers, ops, done, up, min_multi_recv)
 {
+    std::string err;
+    const auto ring = env_switch("FI_HASHI_O2G_POST_RING", true, err);
+    if (!ring)
+        throw std::runtime_error(err);
+    use_post_ring_ = *ring;
     ring_reg_ = loop.watch(dev_.fd(), &ring_watch_, EPOLLIN);
 }
 
@@ -212,9 +233,16 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
     by_context_.erase(o.context);
     posted_ops_.erase(&o);
     if (e.status != 0) {
-        // EFAULT: the buffer was unmapped before the message came;
-        // ECONNRESET: its connection broke mid-message.
-        done_.error(o, e.status == EFAULT ? FI_EFAULT : FI_EIO);
+        // EFAULT: the buffer was unmapped before the message came (or, for
+        // a receive the posting ring refused, never mapped); ECONNRESET: its
+        // connection broke mid-message; ECANCELED: cancelled in the ring.
+        if (e.flags & O2G_CQE_REFUSED)
+            log_error("o2g refused a receive of %zu bytes posted through its ring: %s", o.length,
+                std::strerror(static_cast<int>(e.status)));
+        done_.error(o, e.status == EFAULT ? FI_EFAULT
+                : e.status == ECANCELED    ? FI_ECANCELED
+                : e.status == EAGAIN       ? FI_EAGAIN
+                                           : FI_EIO);
         return;
     }
     o.msg_length = e.length;
@@ -264,13 +292,18 @@ ssize_t kernel_backend::post(const recv_request& r)
         return -FI_EINVAL;
     op* o = new_recv_op(ops_, r);
 
-    o2g_recv k {};
-    k.cookie = cookie_of(o);
-    k.source = r.src == FI_ADDR_UNSPEC ? O2G_ANY_SOURCE : r.src;
-    k.tag = r.tag;
-    k.ignore = r.ignore;
-    k.addr = r.count ? reinterpret_cast<std::uintptr_t>(r.iov[0].iov_base) : 0;
-    k.len = r.count ? r.iov[0].iov_len : 0;
+    if (ring_has_room()) {
+        auto p = describe_recv<o2g_post>(o, r);
+        p.op = O2G_POST_RECV;
+        by_context_[r.context] = o;
+        posted_ops_.insert(o);
+        if (dev_.ring_post(p))
+            return 0; // its completion (or refusal) comes through the completion ring
+        by_context_.erase(r.context);
+        posted_ops_.erase(o);
+    }
+
+    auto k = describe_recv<o2g_recv>(o, r);
     const int e = dev_.post(k);
     if (e != 0) {
         ops_.release(o);
@@ -284,6 +317,18 @@ ssize_t kernel_backend::post(const recv_request& r)
     if (k.result == O2G_RESULT_MATCH)
         completed(*o, k.done); // it was there already, and is copied now
     return 0;
+}
+
+// May one more receive go through the posting ring? Only while the module
+// could not refuse it for room: every receive we have in the module, its
+// completion, the unread ones and two slots per socket (the module's own
+// bound, o2g_recv.c) still fit the completion ring.
+bool kernel_backend::ring_has_room() const noexcept
+{
+    if (!use_post_ring_ || !dev_.has_post_ring())
+        return false;
+    const std::uint64_t mine = by_context_.size() + 1;
+    return mine <= dev_.max_posted() && mine + dev_.unread() + 2 * by_sock_.size() < dev_.ring_entries();
 }
 
 ssize_t kernel_backend::cancel(void* context)

@@ -21,6 +21,11 @@
 // FI_HASHI_EAGER_SIZE, which may be raised to 1 MiB); protected streams
 // (secure/) cannot be parsed by the module and are refused too.
 //
+// Receives are posted through the module's posting ring (ABI 3: no
+// system call per receive) while the completion ring has room for them,
+// by ioctl otherwise; FI_HASHI_O2G_POST_RING=off posts every receive by
+// ioctl (for measuring the two against each other).
+//
 // Progress thread only.
 #pragma once
 
@@ -71,6 +76,7 @@ private:
     void completed(op& o, const o2g_completion& e);
     void forget(attached_path& a);
     attached_path* find(path& c);
+    bool ring_has_room() const noexcept;
 
     operations& ops_;
     completions& done_;
@@ -78,6 +84,7 @@ private:
     receive_events& up_;
     o2g_device dev_;
     user_backend user_;
+    bool use_post_ring_ = true; // FI_HASHI_O2G_POST_RING
 
     // The ring wakes a blocking progress wait through the context's poll.
     struct ring_watch final : event_handler {

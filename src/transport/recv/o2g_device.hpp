@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One context of the o2g kernel module (kmod/, /dev/o2g) as the provider
-// uses it: the descriptor and the mapped completion ring, owned for the
+// uses it: the descriptor, the mapped completion ring and (ABI 3) the
+// mapped posting ring, owned for the
 // context's lifetime (closing the descriptor gives every attached socket
 // back and unpins everything, also when the process dies), and the ioctls
 // of kmod/include/uapi/o2g.h with their errors as negative errno values.
@@ -42,11 +43,27 @@ public:
     // The next completion in the ring, consumed; nullopt when none. No
     // system call: the ring is shared memory.
     std::optional<o2g_completion> next() noexcept;
+    // Completions written and not consumed yet.
+    std::uint32_t unread() const noexcept;
+
+    // The posting ring (uapi/o2g.h): false when the module has none (ABI 2)
+    // or it is full, and the caller posts by ioctl. The entry is the
+    // module's once written: no system call, unless the module asked for
+    // attention (it holds unexpected messages or a stopped socket), then
+    // one O2G_IOC_FLUSH_POSTS so the entry does not wait for a frame.
+    bool has_post_ring() const noexcept { return posts_ != nullptr; }
+    bool ring_post(const o2g_post& e) noexcept;
+    std::uint32_t ring_entries() const noexcept { return ring_entries_; }
+    std::uint64_t max_posted() const noexcept { return max_posted_; }
 
 private:
     int fd_ = -1;
     void* ring_ = nullptr;
     std::size_t ring_bytes_ = 0;
+    void* posts_ = nullptr;
+    std::size_t posts_bytes_ = 0;
+    std::uint32_t ring_entries_ = 0;
+    std::uint64_t max_posted_ = 0;
 };
 
 } // namespace hashi::fi
