@@ -225,8 +225,16 @@ int peer_death()
     if (child == 0) {
         fabric_ep me;
         pipes.join_as_child(me);
+        // A first small message, so that the parent knows the connection
+        // (and who is at its other end) before it kills this process: under
+        // load a child still starting at the kill had no connection yet,
+        // and the parent could only notice the death by liveness pings.
+        static char hello = 1;
+        int rc = fi_tsend(me.ep, &hello, 1, nullptr, 0, 6, nullptr);
+        if (rc != 0)
+            die("child fi_tsend", rc);
         auto* buf = static_cast<char*>(std::malloc(size));
-        int rc = fi_tsend(me.ep, buf, size, nullptr, 0, 7, nullptr);
+        rc = fi_tsend(me.ep, buf, size, nullptr, 0, 7, nullptr);
         if (rc != 0)
             die("child fi_tsend", rc);
         for (;;) {
@@ -236,8 +244,11 @@ int peer_death()
     }
     fabric_ep me;
     pipes.join_as_parent(me);
+    char hello = 0;
+    int rc = fi_trecv(me.ep, &hello, 1, nullptr, 1, 6, 0, nullptr);
+    check(rc == 0 && me.wait(30) == 0 && hello == 1, "the child's first message arrived (it is connected)");
     auto* buf = static_cast<char*>(std::malloc(size));
-    int rc = fi_trecv(me.ep, buf, size, nullptr, 1, 7, 0, nullptr);
+    rc = fi_trecv(me.ep, buf, size, nullptr, 1, 7, 0, nullptr);
     check(rc == 0, "parent posted a 4 GiB receive from the child");
     // Receive for a moment, then the child dies without a goodbye.
     const int early = me.wait(0.3);
