@@ -22,5 +22,6 @@ TESTS += bench/p2p/smoke.sh
 # One quick round of the on-node alltoall benchmark, Hashi alone (seconds).
 TESTS += bench/fft/smoke.sh
 EXTRA_DIST += $(P2P_BENCH_FILES) $(FFT_BENCH_FILES) $(CONNECT_BENCH_FILES) bench/p2p/smoke.sh
-EXTRA_DIST += bench/relay/run-relay bench/relay/README.md bench/relay/run-trunks bench/relay/trunk_load.c
+EXTRA_DIST += bench/relay/run-relay bench/relay/README.md bench/relay/run-trunks bench/relay/trunk_load.c \
+	bench/relay/run-trunk-loss bench/relay/stage.sh
 EXTRA_DIST += bench/wan/run-wan bench/wan/wan-kernels.c bench/wan/README.md
