@@ -87,7 +87,7 @@ def tables(peers, args, iperf):
         lines.append("")
     if args.oversubscribe:
         lines.append(f"load: {args.oversubscribe} CPU-bound processes beside every peer's jobs "
-                     f"(--oversubscribe), {os.cpu_count()} cores")
+                     f"(--oversubscribe), {os.cpu_count()} cores, {autogroup()}")
     lines.append("peers:")
     for p in peers:
         if p.error:
@@ -155,10 +155,23 @@ def write_plots(peers, args, iperf, out_dir, term):
     return [p for p in made if os.path.exists(p)]
 
 
+def autogroup():
+    """Whether the kernel shares the CPU between sessions first (autogroup):
+    it decides how ranks compete with the load, so an oversubscribed table
+    says it (bench/README.md, "Oversubscribed mode")."""
+    try:
+        with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
+            on = f.read().strip() == "1"
+    except OSError:
+        return "autogroup scheduling not in this kernel"
+    return "autogroup scheduling " + ("on (CPU shared between sessions first)" if on else "off")
+
+
 def save_json(peers, args, iperf, prefix, out_dir):
     doc = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "prefix": prefix, "quick": args.quick, "hosts": args.hosts, "oversubscribe": args.oversubscribe,
+        "scheduling": autogroup(),
         "units": {b: u for b, u, _, _ in BENCHMARKS},
         "iperf3_mbps": iperf,
         "peers": {p.name: {"error": p.error, "header": p.header, "failures": p.failures,

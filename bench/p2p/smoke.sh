@@ -54,7 +54,7 @@ expect_status limit 0
 expect_in limit limit.out '^run-p2p: oversubscribed: 1 CPU-bound processes'
 expect_in limit "$work/out-limit/tables.txt" '^size +sockets +tcp +sockets/best +sockets/tcp$'
 expect_in limit "$work/out-limit/tables.txt" '^ +4K +[0-9.]+ +[0-9.]+ +- +[0-9.]+$'
-expect_in limit "$work/out-limit/tables.txt" '^load: 1 CPU-bound processes'
+expect_in limit "$work/out-limit/tables.txt" '^load: 1 CPU-bound processes.*, autogroup scheduling (on|off|not in)'
 expect_in limit "$work/out-limit/raw/tcp.latency.out" '^latency 4096 [0-9]+ [0-9.]+ us$'
 expect_count limit-only "$work/out-limit/tables.txt" 'tcp.*FAILED|not measured: tcp' 0
 # No peer measured anything: that is a failed run, with the reason.
