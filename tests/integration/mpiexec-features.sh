@@ -105,13 +105,4 @@ if leftovers "$work/wait_forever"; then fail "ranks outlived a killed mpiexec: $
 # The ranks start with no signal blocked (mpiexec blocks them for itself).
 run sigmask -- mpiexec -n 1 grep -E '^SigBlk' /proc/self/status
 expect_in sigmask sigmask.out "^SigBlk:[[:space:]]+0+$"
-
-# Every rank leads a session of its own, as Hydra's ranks do: where the
-# kernel schedules tasks grouped by session (autogroup), a rank then gets a
-# group's share on an oversubscribed node instead of sharing mpiexec's
-# session's share with everything started from the same terminal
-# (src/mpi/mpiexec/job.cpp). Field 6 of /proc/PID/stat is the session.
-run session -- mpiexec -n 2 sh -c 'sid=$(cut -d" " -f6 /proc/$$/stat); if [ "$sid" = $$ ]; then echo "own session"; else echo "session $sid, pid $$"; fi'
-expect_status session 0
-expect_count session session.out "^own session$" 2
 finish

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -167,18 +166,10 @@ int main(int argc, char** argv)
     if (lfd < 0 || bind(lfd, (struct sockaddr*)&addr, sizeof addr) < 0 || listen(lfd, 1) < 0
         || getsockname(lfd, (struct sockaddr*)&addr, &alen) < 0)
         die("listen on 127.0.0.1");
-    const pid_t parent = getpid();
     pid_t child = fork();
     if (child < 0)
         die("fork");
     if (child == 0) {
-        /* A session of its own, as both MPI launchers give each rank
-         * (Hydra, Hashi's mpiexec): where the kernel groups tasks by session
-         * for scheduling (autogroup), the two ends then compete with a
-         * CPU-bound load (--oversubscribe) as two ranks do.  Out of the
-         * runner's process group, it dies with the parent instead. */
-        if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
-            die("setsid for the echo process");
         int fd = accept(lfd, NULL, NULL);
         if (fd < 0)
             die("accept");

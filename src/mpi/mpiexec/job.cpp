@@ -589,23 +589,13 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
     if (pid == 0) {
         // Child: default signal dispositions, nothing blocked (mpiexec
         // blocks the signals it reads through signalfd; the program must
-        // not inherit that), its own session and so its own process group
-        // (mpiexec forwards signals to it). A session of its own, as
-        // MPICH's Hydra gives every rank, also makes each rank its own
-        // scheduling group where the kernel groups tasks by session
-        // (autogroup, on in Debian's kernels): otherwise all ranks of a job
-        // share one CPU share with everything else started from the same
-        // terminal, and on an oversubscribed node a rank waits behind
-        // CPU-bound tasks of that session (measured with
-        // bench/p2p/run-p2p --oversubscribe: bench/README.md).
+        // not inherit that), its own process group.
         for (int sig : forwarded_signals) {
             ::signal(sig, SIG_DFL);
         }
         ::signal(SIGPIPE, SIG_DFL);
         ::signal(SIGCHLD, SIG_DFL);
-        if (::setsid() < 0) {
-            child_fail(status_pipe[1], errno);
-        }
+        ::setpgid(0, 0);
         // If mpiexec itself is killed (SIGKILL gives it no chance to clean
         // up), its ranks die with it instead of running on as orphans.
         // The setting survives exec, so it holds through 'ip netns exec'.
@@ -664,10 +654,8 @@ void Job::start_one(int rank, const AppSegment& app, int /*app_index*/)
         fail(1, "cannot fork rank " + std::to_string(rank) + ": " + std::strerror(fork_errno));
         return;
     }
-    // The child makes itself a session (and group) leader before exec;
-    // mpiexec signals the group (kill(-pid)) only after the exec status
-    // below, so the group exists by then. (A setpgid from here could win
-    // the race and make the child a group leader, which setsid refuses.)
+    // Also from the parent, so a kill(-pid) right after fork reaches it.
+    ::setpgid(pid, pid);
     p.pid = pid;
     rank_of_pid_[pid] = rank;
     p.stdout_fd.reset(out_pipe[0]);
