@@ -194,7 +194,8 @@ int endpoint::enable()
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto read_first = protect_local ? hashi::env_whole("FI_HASHI_READ_FIRST", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
-    const auto protection = read_first
+    const auto coalesce = read_first ? hashi::env_whole("FI_HASHI_SEND_COALESCE", 1, {.hi = 1, .base = 10}, err) : std::nullopt;
+    const auto protection = coalesce
         ? secure::protection_from_environment(secure::default_wan_protection, err)
         : std::nullopt;
     wan_pacing pacing;
@@ -227,6 +228,7 @@ int endpoint::enable()
     settings.protection.local = *protect_local != 0;
     settings.relays = *relays;
     settings.read_first = *read_first != 0;
+    settings.send_coalescing = *coalesce != 0;
     const auto recv_backend =
         recv_backend_from_environment(settings.relays.empty() && !settings.protection.local, err);
     if (!recv_backend) {

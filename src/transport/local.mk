@@ -36,6 +36,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/progress.cpp src/transport/engine/progress.hpp \
 	src/transport/engine/idle_wait.cpp src/transport/engine/idle_wait.hpp \
 	src/transport/engine/read_first.hpp \
+	src/transport/engine/send_coalescing.cpp src/transport/engine/send_coalescing.hpp \
 	src/transport/path/path.cpp src/transport/path/path.hpp \
 	src/transport/path/path_manager.cpp src/transport/path/path_manager.hpp \
 	src/transport/path/handshake.cpp \
@@ -94,6 +95,8 @@ tests_unit_transport_unit_SOURCES = \
 	tests/unit/transport/test_idle_wait.cpp \
 	tests/unit/transport/test_read_first.cpp \
 	src/transport/engine/idle_wait.cpp \
+	tests/unit/transport/test_send_coalescing.cpp \
+	src/transport/engine/send_coalescing.cpp \
 	tests/unit/transport/test_send_scheduler.cpp \
 	src/transport/path/reorder.cpp \
 	src/transport/send/send_scheduler.cpp \

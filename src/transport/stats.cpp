@@ -11,7 +11,8 @@
 // retransmitted but unacknowledged now, the congestion window (segments),
 // the smoothed round trip (us) and the rate the kernel paces at (bytes/s),
 // added up over the peer's connections (the round trip: the slowest), and
-// for a peer whose connections have closed, their last look. New
+// for a peer whose connections have closed, their last look; a comment line
+// says how many sends coalescing held. New
 // columns only ever go at the end, so older readers still read the rest.
 // Written under a temporary name and renamed, so a reader (`hashi-info
 // --stats DIR`, `--watch` while the job runs) never sees half.
@@ -60,6 +61,12 @@ void engine::write_stats() const
         self_.host.c_str());
     // The process's WAN pacing and why: one rate for all its WAN paths.
     std::fprintf(f, "# wan_pacing %llu %s\n", static_cast<unsigned long long>(pacing_.rate()), pacing_.reason());
+    // Sends held and written together (engine/send_coalescing.hpp); late:
+    // releases that came after computation, each of which backs off.
+    std::fprintf(f, "# send_coalescing held %llu releases %llu late %llu backoff %u\n",
+        static_cast<unsigned long long>(coalescing_.frames_held()),
+        static_cast<unsigned long long>(coalescing_.releases()),
+        static_cast<unsigned long long>(coalescing_.late_releases()), static_cast<unsigned>(coalescing_.backoff()));
     std::fprintf(f,
         "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
         "tcp_retransmits route max_pacing_rate tcp_rtos tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate\n");

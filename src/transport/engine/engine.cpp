@@ -47,7 +47,7 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     : domain_(domain), b_(b), settings_(s), self_(self), key_(std::move(key)),
       router_(self.addr, s.relays), peers_(s.chunk_size, router_), done_(b_, ops_),
       backend_(make_backend(domain, min_multi_recv)),
-      paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing),
+      paths_(loop_, peers_, router_, key_, self_, s.protection, *this, *this), pacing_(pacing), coalescing_(s.send_coalescing),
       stats_dir_(std::getenv("FI_HASHI_STATS_DIR") != nullptr ? std::getenv("FI_HASHI_STATS_DIR") : "")
 {
     peers_.add_listener(this);
@@ -89,6 +89,10 @@ void engine::close_path(path& c)
 bool engine::progress()
 {
     bool moved = false;
+    if (coalescing_.on_other_call()) {
+        write_held();
+        moved = true;
+    }
     bool skip_epoll = false;
     if (read_first_) {
         if (path* hot = read_first_->hot()) {
@@ -116,6 +120,7 @@ bool engine::progress()
 
 ssize_t engine::post_recv(const recv_request& r)
 {
+    release_held();
     if (r.flags & FI_PEEK)
         progress();
     return backend_->post(r);
@@ -198,6 +203,22 @@ void engine::path_ended(path& c)
 }
 
 // ---- writing ---------------------------------------------------------------
+
+void engine::write_held()
+{
+    coalescing_.released(monotonic_ns());
+    // flush() may fail a peer, never hold more: a private list anyway.
+    std::vector<peer*> held;
+    held.swap(held_peers_);
+    for (peer* p : held) {
+        p->held = false;
+        if (!p->failed)
+            flush(*p);
+    }
+    held.clear();
+    if (held_peers_.empty())
+        held_peers_.swap(held); // keep the capacity
+}
 
 void engine::frame_written(peer& p, tx_frame& f)
 {

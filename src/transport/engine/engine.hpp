@@ -30,6 +30,7 @@
 #include "transport/engine/progress.hpp"
 #include "transport/engine/read_first.hpp"
 #include "transport/engine/router.hpp"
+#include "transport/engine/send_coalescing.hpp"
 #include "transport/engine/wan_pacing.hpp"
 #include "transport/path/path_manager.hpp"
 #include "transport/recv/backend_choice.hpp"
@@ -58,6 +59,7 @@ struct engine_settings {
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
     recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
     bool read_first = false; // FI_HASHI_READ_FIRST=1: read the busiest path before epoll (engine/read_first.hpp)
+    bool send_coalescing = true; // FI_HASHI_SEND_COALESCE=0: write every inject at once (engine/send_coalescing.hpp)
 };
 
 class engine final : public path_owner,
@@ -80,7 +82,11 @@ public:
     ssize_t post_send(const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t tag, std::uint64_t data,
         bool has_data, bool tagged, bool inject, bool completion, void* context);
     ssize_t post_recv(const recv_request& r);
-    ssize_t cancel(void* context) { return backend_->cancel(context); }
+    ssize_t cancel(void* context)
+    {
+        release_held();
+        return backend_->cancel(context);
+    }
     ssize_t post_rma(op::kind k, const iovec* iov, std::size_t count, fi_addr_t peer_addr, std::uint64_t raddr,
         std::uint64_t key, bool inject, bool completion, void* context);
 
@@ -114,6 +120,15 @@ private:
     void queue(peer& p, send_scheduler::lane l, tx_frame&& f);
     void queue(peer& p, send_scheduler::lane l, transfer&& t);
     void queue_control(peer& p, wire::frame_type type, std::uint64_t a, std::uint64_t b, std::uint64_t c);
+    // Every call into the engine but an inject starts with this: writes
+    // what send coalescing holds (engine/send_coalescing.hpp). The held
+    // frames sit in their peers' queues like any other; only the flush waits.
+    void release_held()
+    {
+        if (coalescing_.on_other_call())
+            write_held();
+    }
+    void write_held();
     // Commits the peer's queued frames to its paths and writes them: every
     // frame may go on lane 0, chunks of striped transfers on any lane.
     bool flush(peer& p);
@@ -156,6 +171,8 @@ private:
     no_pacer no_pacing_;
     std::size_t tx_queued_ = 0; // send queue entries of every peer (the bound of provider_tx_size)
     bool closing_ = false;
+    send_coalescing coalescing_;
+    std::vector<peer*> held_peers_; // peers with frames coalescing holds (peer::held)
     std::unique_ptr<receive_backend> make_backend(domain_obj& domain, const std::size_t& min_multi_recv);
     void close_path(path& c); // the backend forgets it first
     // Liveness (engine/liveness.hpp): null when FI_HASHI_PEER_TIMEOUT=0.

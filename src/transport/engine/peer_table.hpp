@@ -58,6 +58,7 @@ struct peer {
     std::array<path*, wire::max_lanes> lane_dialing {};
     std::array<bool, wire::max_lanes> lane_given_up {};
     bool lanes_dialed = false; // the stripe lanes were asked for once
+    bool held = false; // in engine::held_peers_: send coalescing holds frames for it
     int redials = 0; // attempts whose connection was closed during the handshake
     bool redial_pending = false;
     send_scheduler sched;

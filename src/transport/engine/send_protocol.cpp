@@ -102,6 +102,8 @@ peer* engine::admit(const iovec* iov, std::size_t count, fi_addr_t dest, bool in
 ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t tag, std::uint64_t data,
     bool has_data, bool tagged, bool inject, bool completion, void* context)
 {
+    if (!inject)
+        release_held();
     std::size_t len = 0;
     ssize_t err = 0;
     peer* p = admit(iov, count, dest, inject, len, err);
@@ -113,6 +115,13 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
     h.data = has_data ? data : 0;
     h.flags = has_data ? wire::flag_remote_data : 0;
     if (inject) {
+        // A send of a burst may be held and written with the ones after it
+        // (engine/send_coalescing.hpp); what is held goes first when the
+        // policy says so, the queue keeps each peer's order.
+        bool release_first = false;
+        const bool hold = coalescing_.on_inject(monotonic_ns(), release_first);
+        if (release_first)
+            write_held();
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;
         tx_frame f;
@@ -124,6 +133,13 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         }
         queue(*p, send_scheduler::lane::message, std::move(f));
         done_.inject_done();
+        if (hold) {
+            if (!p->held) {
+                p->held = true;
+                held_peers_.push_back(p);
+            }
+            return 0;
+        }
         flush(*p);
         return 0;
     }
@@ -168,6 +184,7 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
 ssize_t engine::post_rma(op::kind k, const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t raddr,
     std::uint64_t key, bool inject, bool completion, void* context)
 {
+    release_held();
     std::size_t len = 0;
     ssize_t err = 0;
     peer* p = admit(iov, count, dest, inject, len, err);

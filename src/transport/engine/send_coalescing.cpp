@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The decisions of send coalescing (send_coalescing.hpp has the contract
+// and the why).
+#include "transport/engine/send_coalescing.hpp"
+
+#include <algorithm>
+
+namespace hashi::fi {
+
+bool send_coalescing::on_inject(std::uint64_t now, bool& release_first) noexcept
+{
+    release_first = false;
+    if (!enabled_)
+        return false;
+    const bool follows = in_burst_ && now - last_inject_ns_ <= gap_ns;
+    in_burst_ = true;
+    last_inject_ns_ = now;
+    if (held_ > 0 && (!follows || held_ >= hold_frames || now - first_held_ns_ > max_hold_ns)) {
+        release_first = true;
+        release(now);
+    }
+    if (!follows) {
+        // The first send of a burst goes at once; a backoff counts bursts.
+        skipping_ = skip_ > 0;
+        if (skipping_)
+            --skip_;
+        return false;
+    }
+    if (skipping_)
+        return false;
+    if (held_++ == 0)
+        first_held_ns_ = now;
+    last_held_ns_ = now;
+    ++frames_held_;
+    return true;
+}
+
+void send_coalescing::release(std::uint64_t now) noexcept
+{
+    ++releases_;
+    held_ = 0;
+    if (now - last_held_ns_ > late_ns) {
+        ++late_;
+        backoff_ = backoff_ == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);
+        skip_ = backoff_;
+    } else {
+        backoff_ = 0;
+    }
+}
+
+} // namespace hashi::fi

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Writing a burst of small sends with one system call (issue 18, item 2).
+//
+// Contract: an inject that directly follows another inject of the caller
+// (no other call into the provider between them, at most gap_ns apart) may
+// be held: queued and written later, together with the ones after it, in
+// one sendmsg per peer. Everything held is written at the caller's next
+// call into the provider that is not an inject (a progress call from a
+// wait or a test, a receive, any other send), once hold_frames are held,
+// or at the first inject that finds the oldest held frame older than
+// max_hold_ns. The first inject of a burst is always written at once, so an
+// isolated send (a ping-pong, one MPI_Isend before computing) never waits.
+//
+// Why it learns: a burst followed by computation instead of a wait
+// (MPI_Isend to every worker, then the manager's own share of the work)
+// would leave its held sends in the queue for the whole computation. A
+// release that comes later than late_ns after the last held send shows the
+// caller does that: the next `backoff` bursts are written at once, and the
+// backoff doubles with every late release (up to max_backoff) and ends with
+// the first timely one. Such a caller pays a delayed burst once in an
+// exponentially growing number of bursts; a caller that waits right after
+// its bursts (message-rate loops, halo exchanges that post sends and then
+// wait) has every burst after its first send written in one system call.
+//
+// The policy only, on the times given: no clock and no system call (the
+// engine holds and writes, send_protocol.cpp), so it is unit-tested alone.
+// Progress thread only, like the rest of the engine: nothing locked.
+#pragma once
+
+#include <cstdint>
+
+namespace hashi::fi {
+
+class send_coalescing {
+public:
+    // MPICH's MPI_Isend and our inject take well under a microsecond each
+    // here; consecutive sends of one loop are 0.3-2 us apart, 5 us leaves
+    // margin for a preempted caller without joining sends that computation
+    // separates.
+    static constexpr std::uint64_t gap_ns = 5'000;
+    // A window of 64 sends (OSU's message rate, MPICH's own tests) goes in
+    // one or two system calls; the held bytes are bounded by the inject size.
+    static constexpr unsigned hold_frames = 64;
+    // A burst of hold_frames sends at most gap_ns apart could hold its first
+    // for 320 us; this bounds it while the caller is still sending.
+    static constexpr std::uint64_t max_hold_ns = 200'000;
+    // Later than this, the caller was doing something else than waiting: a
+    // wait or a test comes within a few microseconds of the last send.
+    static constexpr std::uint64_t late_ns = 50'000;
+    static constexpr std::uint32_t first_backoff = 16;
+    static constexpr std::uint32_t max_backoff = 1u << 16;
+
+    explicit send_coalescing(bool enabled) noexcept : enabled_(enabled) {}
+
+    // An inject at `now`: true when it is to be held, false when it is to
+    // be written at once. `release_first` is set when what is held must be
+    // written before this inject is queued (the hold bound was reached, or
+    // the oldest held frame is late).
+    bool on_inject(std::uint64_t now, bool& release_first) noexcept;
+
+    // Any other call into the provider: true when frames are held, which
+    // the caller then writes, and says when (released). Inline and without
+    // a clock: it runs on every poll of a waiting rank.
+    bool on_other_call() noexcept
+    {
+        in_burst_ = false;
+        return held_ > 0;
+    }
+    void released(std::uint64_t now) noexcept { release(now); }
+
+    unsigned held() const noexcept { return held_; }
+    // Statistics.
+    std::uint64_t frames_held() const noexcept { return frames_held_; }
+    std::uint64_t releases() const noexcept { return releases_; }
+    std::uint64_t late_releases() const noexcept { return late_; }
+    std::uint32_t backoff() const noexcept { return backoff_; }
+
+private:
+    void release(std::uint64_t now) noexcept;
+
+    bool enabled_;
+    bool in_burst_ = false; // the last call into the provider was an inject
+    bool skipping_ = false; // this burst is written at once (a backoff)
+    std::uint64_t last_inject_ns_ = 0;
+    std::uint64_t first_held_ns_ = 0;
+    std::uint64_t last_held_ns_ = 0;
+    unsigned held_ = 0;
+    std::uint32_t backoff_ = 0; // the backoff the next late release doubles
+    std::uint32_t skip_ = 0; // bursts still to be written at once
+    std::uint64_t frames_held_ = 0, releases_ = 0, late_ = 0;
+};
+
+} // namespace hashi::fi
