@@ -194,7 +194,7 @@ int endpoint::enable()
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto read_first = protect_local ? hashi::env_whole("FI_HASHI_READ_FIRST", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
-    const auto coalesce = read_first ? hashi::env_whole("FI_HASHI_SEND_COALESCE", 1, {.hi = 1, .base = 10}, err) : std::nullopt;
+    const auto coalesce = read_first ? hashi::env_whole("FI_HASHI_SEND_COALESCE", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protection = coalesce
         ? secure::protection_from_environment(secure::default_wan_protection, err)
         : std::nullopt;

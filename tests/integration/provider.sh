@@ -118,6 +118,28 @@ expect_in isort-rdv isort-rdv.out "VERIFICATION SUCCESSFUL"
 run isort-read-first -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_READ_FIRST=1 mpiexec -n 3 ./isort 65536
 expect_in isort-read-first isort-read-first.out "VERIFICATION SUCCESSFUL"
 
+# Send coalescing (engine/send_coalescing.hpp): windows of small sends held
+# and written together, every byte checked, on and off; then a burst that
+# rank 0 follows with 200 ms outside MPI, whose held sends must still
+# arrive, and whose release the statistics must count as late.
+compile mpicc "$programs/burst.c" burst
+mkdir -p burst-stats
+run burst-coalesce -- env MPIR_CVAR_NOLOCAL=1 FI_HASHI_SEND_COALESCE=1 FI_HASHI_STATS_DIR="$work/burst-stats" \
+    mpiexec -n 3 ./burst 20
+expect_status burst-coalesce 0
+expect_in burst-coalesce burst-coalesce.out "^burst: ok \(3 ranks, 20 rounds"
+cat burst-stats/*.stats >burst-stats.all 2>/dev/null
+held=$(awk '/^# send_coalescing/ { n += $4 } END { print n + 0 }' burst-stats.all)
+late=$(awk '/^# send_coalescing/ { n += $8 } END { print n + 0 }' burst-stats.all)
+if [[ $held -gt 0 ]]; then pass "burst-coalesce: $held sends held"; else fail "burst-coalesce: no send was held"; fi
+if [[ $late -gt 0 ]]; then pass "burst-coalesce: $late late releases (the burst before the sleep)"; else
+    fail "burst-coalesce: the burst before rank 0's sleep was not released late"; fi
+run burst-plain -- env MPIR_CVAR_NOLOCAL=1 mpiexec -n 3 ./burst 5
+expect_status burst-plain 0
+expect_in burst-plain burst-plain.out "^burst: ok"
+run bad-coalesce -- env FI_HASHI_SEND_COALESCE=on mpiexec -n 1 ./hello
+expect_in bad-coalesce bad-coalesce.err "FI_HASHI_SEND_COALESCE='on' is not a whole number from 0 to 1"
+
 # Bad settings are named.
 run bad-env -- env FI_HASHI_EAGER_SIZE=lots mpiexec -n 2 -hosts a,b -launcher exec -launcher-exec "env X={host}" ./hello
 expect_in bad-env bad-env.err "FI_HASHI_EAGER_SIZE='lots' is not a whole number"
@@ -186,5 +208,5 @@ expect_status liveness 0
 expect_in liveness liveness.err "lost peer 1 \(pid [0-9]+ on [^,]+, [0-9.]+:[0-9]+ \(cluster 0\)\): no answer to liveness pings for 4\.[0-9] s while this process waits on it"
 sed 's/^/    /' liveness.out
 
-if leftovers "$work/(rma|isort|hello)"; then fail "processes left behind"; else pass "no processes left behind"; fi
+if leftovers "$work/(rma|isort|hello|burst)"; then fail "processes left behind"; else pass "no processes left behind"; fi
 finish

@@ -59,7 +59,7 @@ struct engine_settings {
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
     recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
     bool read_first = false; // FI_HASHI_READ_FIRST=1: read the busiest path before epoll (engine/read_first.hpp)
-    bool send_coalescing = true; // FI_HASHI_SEND_COALESCE=0: write every inject at once (engine/send_coalescing.hpp)
+    bool send_coalescing = false; // FI_HASHI_SEND_COALESCE=1: hold bursts of eager sends (engine/send_coalescing.hpp)
 };
 
 class engine final : public path_owner,
@@ -120,7 +120,7 @@ private:
     void queue(peer& p, send_scheduler::lane l, tx_frame&& f);
     void queue(peer& p, send_scheduler::lane l, transfer&& t);
     void queue_control(peer& p, wire::frame_type type, std::uint64_t a, std::uint64_t b, std::uint64_t c);
-    // Every call into the engine but an inject starts with this: writes
+    // Every call into the engine but an eager send starts with this: writes
     // what send coalescing holds (engine/send_coalescing.hpp). The held
     // frames sit in their peers' queues like any other; only the flush waits.
     void release_held()
@@ -129,6 +129,13 @@ private:
             write_held();
     }
     void write_held();
+    void hold_for(peer& p)
+    {
+        if (!p.held) {
+            p.held = true;
+            held_peers_.push_back(&p);
+        }
+    }
     // Commits the peer's queued frames to its paths and writes them: every
     // frame may go on lane 0, chunks of striped transfers on any lane.
     bool flush(peer& p);

@@ -7,15 +7,16 @@
 
 namespace hashi::fi {
 
-bool send_coalescing::on_inject(std::uint64_t now, bool& release_first) noexcept
+bool send_coalescing::on_send(std::uint64_t now, std::uint64_t bytes, bool& release_first) noexcept
 {
     release_first = false;
     if (!enabled_)
         return false;
-    const bool follows = in_burst_ && now - last_inject_ns_ <= gap_ns;
+    const bool follows = in_burst_ && now - last_send_ns_ <= gap_ns;
     in_burst_ = true;
-    last_inject_ns_ = now;
-    if (held_ > 0 && (!follows || held_ >= hold_frames || now - first_held_ns_ > max_hold_ns)) {
+    last_send_ns_ = now;
+    if (held_ > 0 &&
+        (!follows || held_ >= hold_frames || held_bytes_ + bytes > hold_bytes || now - first_held_ns_ > max_hold_ns)) {
         release_first = true;
         release(now);
     }
@@ -26,11 +27,13 @@ bool send_coalescing::on_inject(std::uint64_t now, bool& release_first) noexcept
             --skip_;
         return false;
     }
-    if (skipping_)
+    // A message as large as the bound gains nothing from company.
+    if (skipping_ || bytes > hold_bytes)
         return false;
     if (held_++ == 0)
         first_held_ns_ = now;
     last_held_ns_ = now;
+    held_bytes_ += bytes;
     ++frames_held_;
     return true;
 }
@@ -39,6 +42,7 @@ void send_coalescing::release(std::uint64_t now) noexcept
 {
     ++releases_;
     held_ = 0;
+    held_bytes_ = 0;
     if (now - last_held_ns_ > late_ns) {
         ++late_;
         backoff_ = backoff_ == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Writing a burst of small sends with one system call (issue 18, item 2).
 //
-// Contract: an inject that directly follows another inject of the caller
-// (no other call into the provider between them, at most gap_ns apart) may
-// be held: queued and written later, together with the ones after it, in
-// one sendmsg per peer. Everything held is written at the caller's next
-// call into the provider that is not an inject (a progress call from a
-// wait or a test, a receive, any other send), once hold_frames are held,
-// or at the first inject that finds the oldest held frame older than
-// max_hold_ns. The first inject of a burst is always written at once, so an
-// isolated send (a ping-pong, one MPI_Isend before computing) never waits.
+// Contract: an eager send (an inject, or a message small enough to go in
+// one frame) that directly follows another of the caller (no other call
+// into the provider between them, at most gap_ns apart) may be held:
+// queued and written later, together with the ones after it, in one
+// sendmsg per peer. Everything held is written at the caller's next call
+// into the provider that is not an eager send (a progress call from a wait
+// or a test, a receive, a rendezvous send, RMA), once hold_frames or
+// hold_bytes are held, or at the first eager send that finds the oldest
+// held frame older than max_hold_ns. The first send of a burst is always
+// written at once, so an isolated send (a ping-pong, one MPI_Isend before
+// computing) never waits. A held send that is not an inject completes when
+// it is written, as any send does.
 //
 // Why it learns: a burst followed by computation instead of a wait
 // (MPI_Isend to every worker, then the manager's own share of the work)
@@ -21,6 +24,17 @@
 // exponentially growing number of bursts; a caller that waits right after
 // its bursts (message-rate loops, halo exchanges that post sends and then
 // wait) has every burst after its first send written in one system call.
+//
+// Why it is off by default (FI_HASHI_SEND_COALESCE=1 turns it on): it
+// weakens MPI's progress rule for the held sends, which leave only at the
+// sender's next call that reaches the provider. MPI_Waitall on sends that
+// are already complete does not (MPICH completes an inject at once), so a
+// rank that sends a burst and then waits outside MPI (a shared-memory
+// flag, a file, another process) for something that needs the burst's
+// later messages waits for ever. The backoff bounds what computing after
+// bursts costs, not that. A default-on version needs a bound that holds
+// without the application's calls: a thread that writes what is held while
+// the application is outside the provider.
 //
 // The policy only, on the times given: no clock and no system call (the
 // engine holds and writes, send_protocol.cpp), so it is unit-tested alone.
@@ -41,6 +55,9 @@ public:
     // A window of 64 sends (OSU's message rate, MPICH's own tests) goes in
     // one or two system calls; the held bytes are bounded by the inject size.
     static constexpr unsigned hold_frames = 64;
+    // Eager messages go up to 32 KiB by default; a few hundred KiB in one
+    // sendmsg is already as cheap per byte as it gets.
+    static constexpr std::uint64_t hold_bytes = 256 << 10;
     // A burst of hold_frames sends at most gap_ns apart could hold its first
     // for 320 us; this bounds it while the caller is still sending.
     static constexpr std::uint64_t max_hold_ns = 200'000;
@@ -52,11 +69,11 @@ public:
 
     explicit send_coalescing(bool enabled) noexcept : enabled_(enabled) {}
 
-    // An inject at `now`: true when it is to be held, false when it is to
-    // be written at once. `release_first` is set when what is held must be
-    // written before this inject is queued (the hold bound was reached, or
-    // the oldest held frame is late).
-    bool on_inject(std::uint64_t now, bool& release_first) noexcept;
+    // An eager send of `bytes` at `now`: true when it is to be held, false
+    // when it is to be written at once. `release_first` is set when what is
+    // held must be written before this send is queued (a hold bound was
+    // reached, or the oldest held frame is late).
+    bool on_send(std::uint64_t now, std::uint64_t bytes, bool& release_first) noexcept;
 
     // Any other call into the provider: true when frames are held, which
     // the caller then writes, and says when (released). Inline and without
@@ -79,12 +96,13 @@ private:
     void release(std::uint64_t now) noexcept;
 
     bool enabled_;
-    bool in_burst_ = false; // the last call into the provider was an inject
+    bool in_burst_ = false; // the last call into the provider was an eager send
     bool skipping_ = false; // this burst is written at once (a backoff)
-    std::uint64_t last_inject_ns_ = 0;
+    std::uint64_t last_send_ns_ = 0;
     std::uint64_t first_held_ns_ = 0;
     std::uint64_t last_held_ns_ = 0;
     unsigned held_ = 0;
+    std::uint64_t held_bytes_ = 0;
     std::uint32_t backoff_ = 0; // the backoff the next late release doubles
     std::uint32_t skip_ = 0; // bursts still to be written at once
     std::uint64_t frames_held_ = 0, releases_ = 0, late_ = 0;

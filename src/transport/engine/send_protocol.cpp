@@ -102,8 +102,6 @@ peer* engine::admit(const iovec* iov, std::size_t count, fi_addr_t dest, bool in
 ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, std::uint64_t tag, std::uint64_t data,
     bool has_data, bool tagged, bool inject, bool completion, void* context)
 {
-    if (!inject)
-        release_held();
     std::size_t len = 0;
     ssize_t err = 0;
     peer* p = admit(iov, count, dest, inject, len, err);
@@ -119,7 +117,7 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         // (engine/send_coalescing.hpp); what is held goes first when the
         // policy says so, the queue keeps each peer's order.
         bool release_first = false;
-        const bool hold = coalescing_.on_inject(monotonic_ns(), release_first);
+        const bool hold = coalescing_.on_send(monotonic_ns(), len, release_first);
         if (release_first)
             write_held();
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
@@ -134,10 +132,7 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         queue(*p, send_scheduler::lane::message, std::move(f));
         done_.inject_done();
         if (hold) {
-            if (!p->held) {
-                p->held = true;
-                held_peers_.push_back(p);
-            }
+            hold_for(*p);
             return 0;
         }
         flush(*p);
@@ -164,10 +159,21 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
     if (tagged && settings_.stripe_min != 0 && len >= settings_.stripe_min && router_.lanes(*p) > 1)
         limit = std::min(limit, settings_.stripe_min - 1);
     if (len <= limit) {
+        // Eager: one frame, which coalescing may hold like an inject's; the
+        // send completes when it is written.
+        bool release_first = false;
+        const bool hold = coalescing_.on_send(monotonic_ns(), len, release_first);
+        if (release_first)
+            write_held();
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;
         queue(*p, send_scheduler::lane::message, frame_of(h, o->iov.data(), count, o));
+        if (hold) {
+            hold_for(*p);
+            return 0;
+        }
     } else {
+        release_held();
         // Rendezvous: the payload leaves only once the receiver has matched
         // the request and answered with where it goes.
         ops_.expect(*o, op::waits::cts);

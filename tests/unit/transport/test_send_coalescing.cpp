@@ -21,13 +21,13 @@ struct caller {
 
     explicit caller(bool enabled = true) : policy(enabled) {}
 
-    // `n` injects `step` apart.
-    void sends(unsigned n, std::uint64_t step = 1 * us)
+    // `n` eager sends of `bytes` each, `step` apart.
+    void sends(unsigned n, std::uint64_t step = 1 * us, std::uint64_t bytes = 8)
     {
         for (unsigned i = 0; i < n; ++i) {
             t += step;
             bool release_first = false;
-            if (policy.on_inject(t, release_first))
+            if (policy.on_send(t, bytes, release_first))
                 ++held;
             else
                 ++written_at_once;
@@ -93,6 +93,24 @@ BOOST_AUTO_TEST_CASE(the_hold_bound_writes_a_long_burst_as_it_goes)
     BOOST_TEST(c.releases_before >= 999u / send_coalescing::hold_frames - 1);
     BOOST_TEST(c.policy.late_releases() == 0u);
     BOOST_TEST(c.other_call());
+}
+
+BOOST_AUTO_TEST_CASE(held_bytes_are_bounded)
+{
+    // 32 KiB messages: at most hold_bytes of them held at a time.
+    caller c;
+    c.sends(40, 1 * us, 32 << 10);
+    BOOST_TEST(c.policy.held() * (32u << 10) <= send_coalescing::hold_bytes);
+    BOOST_TEST(c.releases_before >= 39u * (32u << 10) / send_coalescing::hold_bytes - 1);
+    BOOST_TEST(c.held == 39u);
+    BOOST_TEST(c.policy.late_releases() == 0u);
+    // A message larger than the bound is never held, and what is held
+    // goes before it.
+    const unsigned releases = c.releases_before;
+    c.sends(1, 1 * us, send_coalescing::hold_bytes + 1);
+    BOOST_TEST(c.held == 39u);
+    BOOST_TEST(c.releases_before == releases + 1);
+    BOOST_TEST(c.policy.held() == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(no_held_frame_waits_longer_than_max_hold_ns_inside_a_burst)
