@@ -2,6 +2,7 @@
 // The address vector: a table of endpoint addresses whose index is the
 // fi_addr_t. MPICH inserts all ranks at once, in rank order, and asserts
 // that rank r gets index r; dynamic processes insert one at a time later.
+#include "transport/domain_gate.hpp"
 #include "transport/endpoint.hpp"
 #include "transport/objects.hpp"
 
@@ -27,7 +28,7 @@ int av_close(fid* f)
 
 fi_ops av_fid_ops = {
     .size = sizeof(fi_ops),
-    .close = av_close,
+    .close = gated<av_close>,
     .bind = no_bind,
     .control = no_control,
     .ops_open = no_ops_open,
@@ -118,13 +119,13 @@ int av_set(fid_av*, fi_av_set_attr*, fid_av_set**, void*)
 
 fi_ops_av av_ops = {
     .size = sizeof(fi_ops_av),
-    .insert = av_insert,
-    .insertsvc = av_insertsvc,
-    .insertsym = av_insertsym,
-    .remove = av_remove,
-    .lookup = av_lookup,
-    .straddr = av_straddr,
-    .av_set = av_set,
+    .insert = gated<av_insert>,
+    .insertsvc = gated<av_insertsvc>,
+    .insertsym = gated<av_insertsym>,
+    .remove = gated<av_remove>,
+    .lookup = gated<av_lookup>,
+    .straddr = gated<av_straddr>,
+    .av_set = gated<av_set>,
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 // Counters. MPICH tracks RMA completion with one: it must rise by exactly one
 // for every read, write or inject-write once that operation is complete at
 // the target, and reading it drives progress.
+#include "transport/domain_gate.hpp"
 #include "transport/objects.hpp"
 
 #include <rdma/fi_domain.h>
@@ -30,9 +31,9 @@ int cntr_control(fid*, int command, void*)
 
 fi_ops cntr_fid_ops = {
     .size = sizeof(fi_ops),
-    .close = cntr_close,
+    .close = gated<cntr_close>,
     .bind = no_bind,
-    .control = cntr_control,
+    .control = gated<cntr_control>,
     .ops_open = no_ops_open,
     .tostr = no_tostr,
     .ops_set = no_ops_set,
@@ -92,13 +93,13 @@ int cntr_wait(fid_cntr* f, std::uint64_t threshold, int timeout_ms)
 
 fi_ops_cntr cntr_ops = {
     .size = sizeof(fi_ops_cntr),
-    .read = cntr_read,
-    .readerr = cntr_readerr,
-    .add = cntr_add,
-    .set = cntr_set,
-    .wait = cntr_wait,
-    .adderr = cntr_adderr,
-    .seterr = cntr_seterr,
+    .read = gated<cntr_read>,
+    .readerr = gated<cntr_readerr>,
+    .add = gated<cntr_add>,
+    .set = gated<cntr_set>,
+    .wait = gated<cntr_wait>,
+    .adderr = gated<cntr_adderr>,
+    .seterr = gated<cntr_seterr>,
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 // Completion queues. Entries are kept in the richest (tagged) format and cut
 // down to the format the queue was opened with when read. Reading drives
 // progress, as manual progress requires.
+#include "transport/domain_gate.hpp"
 #include "transport/objects.hpp"
 
 #include <rdma/fi_domain.h>
@@ -32,9 +33,9 @@ int cq_control(fid*, int command, void*)
 
 fi_ops cq_fid_ops = {
     .size = sizeof(fi_ops),
-    .close = cq_close,
+    .close = gated<cq_close>,
     .bind = no_bind,
-    .control = cq_control,
+    .control = gated<cq_control>,
     .ops_open = no_ops_open,
     .tostr = no_tostr,
     .ops_set = no_ops_set,
@@ -162,13 +163,13 @@ const char* cq_strerror(fid_cq*, int prov_errno, const void*, char* buf, std::si
 
 fi_ops_cq cq_ops = {
     .size = sizeof(fi_ops_cq),
-    .read = cq_read,
-    .readfrom = cq_readfrom,
-    .readerr = cq_readerr,
-    .sread = cq_sread,
-    .sreadfrom = cq_sreadfrom,
-    .signal = cq_signal,
-    .strerror = cq_strerror,
+    .read = gated<cq_read>,
+    .readfrom = gated<cq_readfrom>,
+    .readerr = gated<cq_readerr>,
+    .sread = gated<cq_sread>,
+    .sreadfrom = gated<cq_sreadfrom>,
+    .signal = gated<cq_signal>,
+    .strerror = gated<cq_strerror>,
 };
 
 } // namespace

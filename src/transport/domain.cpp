@@ -2,6 +2,7 @@
 // The domain: opens the other objects, owns the memory-region table and
 // drives progress for every endpoint on it.
 #include "common/environment.hpp"
+#include "transport/domain_gate.hpp"
 #include "transport/endpoint.hpp"
 #include "transport/engine/local_address.hpp"
 #include "transport/objects.hpp"
@@ -72,20 +73,35 @@ int endpoint2(fid_domain* domain, fi_info* info, fid_ep** ep, std::uint64_t flag
 
 fi_ops_domain domain_ops = {
     .size = sizeof(fi_ops_domain),
-    .av_open = av_open,
-    .cq_open = cq_open,
-    .endpoint = endpoint_open,
+    .av_open = gated<av_open>,
+    .cq_open = gated<cq_open>,
+    .endpoint = gated<endpoint_open>,
     .scalable_ep = no_scalable_ep,
-    .cntr_open = cntr_open,
+    .cntr_open = gated<cntr_open>,
     .poll_open = no_poll_open,
     .stx_ctx = no_stx_ctx,
     .srx_ctx = no_srx_ctx,
     .query_atomic = no_query_atomic,
     .query_collective = no_query_collective,
-    .endpoint2 = endpoint2,
+    .endpoint2 = gated<endpoint2>,
 };
 
 } // namespace
+
+void domain_obj::start_flusher()
+{
+    if (flusher)
+        return;
+    flusher = std::make_unique<held_flusher>(gate, [this](std::uint64_t now) {
+        std::uint64_t oldest = 0;
+        for (endpoint* ep : endpoints) {
+            const std::uint64_t t = ep->flush_held(now, held_flusher::bound_ns);
+            if (t != 0 && (oldest == 0 || t < oldest))
+                oldest = t;
+        }
+        return oldest;
+    });
+}
 
 bool domain_obj::progress()
 {

@@ -3,6 +3,7 @@
 // enabling (settings, the listening socket, the business card, the
 // engine), options, and close (the engine delivers what is queued first).
 #include "common/environment.hpp"
+#include "transport/domain_gate.hpp"
 #include "transport/endpoint.hpp"
 
 #include "transport/engine/local_address.hpp"
@@ -49,9 +50,9 @@ int ep_control(fid* f, int command, void* /*arg*/)
 
 fi_ops ep_fid_ops = {
     .size = sizeof(fi_ops),
-    .close = ep_close,
-    .bind = ep_bind,
-    .control = ep_control,
+    .close = gated<ep_close>,
+    .bind = gated<ep_bind>,
+    .control = gated<ep_control>,
     .ops_open = no_ops_open,
     .tostr = no_tostr,
     .ops_set = no_ops_set,
@@ -194,7 +195,7 @@ int endpoint::enable()
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protect_local = listen_any ? hashi::env_whole("FI_HASHI_PROTECT_LOCAL", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto read_first = protect_local ? hashi::env_whole("FI_HASHI_READ_FIRST", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
-    const auto coalesce = read_first ? hashi::env_whole("FI_HASHI_SEND_COALESCE", 0, {.hi = 1, .base = 10}, err) : std::nullopt;
+    const auto coalesce = read_first ? hashi::env_whole("FI_HASHI_SEND_COALESCE", 1, {.hi = 1, .base = 10}, err) : std::nullopt;
     const auto protection = coalesce
         ? secure::protection_from_environment(secure::default_wan_protection, err)
         : std::nullopt;
@@ -274,6 +275,17 @@ int endpoint::enable()
     } catch (const std::exception& e) {
         log_error("cannot enable the endpoint: %s", e.what());
         return -FI_EIO;
+    }
+    // Held sends leave within held_flusher::bound_ns even if the
+    // application never calls again (engine/held_flusher.hpp).
+    if (settings.send_coalescing) {
+        try {
+            domain->start_flusher();
+        } catch (const std::exception& e) {
+            engine_.reset();
+            log_error("cannot enable the endpoint: cannot start the thread that bounds held sends: %s", e.what());
+            return -FI_EIO;
+        }
     }
     // Addresses inserted before fi_enable.
     for (std::size_t i = 0; i < bound_.av->entries.size(); ++i)

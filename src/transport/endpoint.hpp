@@ -72,6 +72,11 @@ public:
         return engine_->post_rma(k, iov, count, peer_addr, raddr, key, inject, completion, context);
     }
     bool progress() { return engine_ && engine_->progress(); }
+    // The flusher's turn (engine::flush_held), inside the domain's gate.
+    std::uint64_t flush_held(std::uint64_t now, std::uint64_t older_than_ns)
+    {
+        return engine_ ? engine_->flush_held(now, older_than_ns) : 0;
+    }
 
     bool tx_completion_default() const noexcept { return !tx_selective_ || (tx_op_flags_ & FI_COMPLETION); }
     bool rx_completion_default() const noexcept { return !rx_selective_ || (rx_op_flags_ & FI_COMPLETION); }

@@ -5,6 +5,7 @@
 // FI_SELECTIVE_COMPLETION and the attributes' op_flags lack FI_COMPLETION;
 // *msg calls complete only when their flags say FI_COMPLETION (under
 // selective completion); inject calls never complete.
+#include "transport/domain_gate.hpp"
 #include "transport/ep_ops.hpp"
 
 #include "transport/endpoint.hpp"
@@ -385,65 +386,65 @@ int at_valid(fid_ep*, fi_datatype, fi_op, std::size_t*)
 
 fi_ops_ep ep_base_ops = {
     .size = sizeof(fi_ops_ep),
-    .cancel = ep_cancel,
-    .getopt = ep_getopt,
-    .setopt = ep_setopt,
-    .tx_ctx = ep_tx_ctx,
-    .rx_ctx = ep_rx_ctx,
-    .rx_size_left = ep_rx_size_left,
-    .tx_size_left = ep_tx_size_left,
+    .cancel = gated<ep_cancel>,
+    .getopt = gated<ep_getopt>,
+    .setopt = gated<ep_setopt>,
+    .tx_ctx = gated<ep_tx_ctx>,
+    .rx_ctx = gated<ep_rx_ctx>,
+    .rx_size_left = gated<ep_rx_size_left>,
+    .tx_size_left = gated<ep_tx_size_left>,
 };
 
 fi_ops_cm ep_cm_ops = {
     .size = sizeof(fi_ops_cm),
-    .setname = cm_setname,
-    .getname = cm_getname,
-    .getpeer = cm_getpeer,
-    .connect = cm_connect,
-    .listen = cm_listen,
-    .accept = cm_accept,
-    .reject = cm_reject,
-    .shutdown = cm_shutdown,
-    .join = cm_join,
+    .setname = gated<cm_setname>,
+    .getname = gated<cm_getname>,
+    .getpeer = gated<cm_getpeer>,
+    .connect = gated<cm_connect>,
+    .listen = gated<cm_listen>,
+    .accept = gated<cm_accept>,
+    .reject = gated<cm_reject>,
+    .shutdown = gated<cm_shutdown>,
+    .join = gated<cm_join>,
 };
 
 fi_ops_msg ep_msg_ops = {
     .size = sizeof(fi_ops_msg),
-    .recv = msg_recv,
-    .recvv = msg_recvv,
-    .recvmsg = msg_recvmsg,
-    .send = msg_send,
-    .sendv = msg_sendv,
-    .sendmsg = msg_sendmsg,
-    .inject = msg_inject,
-    .senddata = msg_senddata,
-    .injectdata = msg_injectdata,
+    .recv = gated<msg_recv>,
+    .recvv = gated<msg_recvv>,
+    .recvmsg = gated<msg_recvmsg>,
+    .send = gated<msg_send>,
+    .sendv = gated<msg_sendv>,
+    .sendmsg = gated<msg_sendmsg>,
+    .inject = gated<msg_inject>,
+    .senddata = gated<msg_senddata>,
+    .injectdata = gated<msg_injectdata>,
 };
 
 fi_ops_tagged ep_tagged_ops = {
     .size = sizeof(fi_ops_tagged),
-    .recv = tag_recv,
-    .recvv = tag_recvv,
-    .recvmsg = tag_recvmsg,
-    .send = tag_send,
-    .sendv = tag_sendv,
-    .sendmsg = tag_sendmsg,
-    .inject = tag_inject,
-    .senddata = tag_senddata,
-    .injectdata = tag_injectdata,
+    .recv = gated<tag_recv>,
+    .recvv = gated<tag_recvv>,
+    .recvmsg = gated<tag_recvmsg>,
+    .send = gated<tag_send>,
+    .sendv = gated<tag_sendv>,
+    .sendmsg = gated<tag_sendmsg>,
+    .inject = gated<tag_inject>,
+    .senddata = gated<tag_senddata>,
+    .injectdata = gated<tag_injectdata>,
 };
 
 fi_ops_rma ep_rma_ops = {
     .size = sizeof(fi_ops_rma),
-    .read = rma_read,
-    .readv = rma_readv,
-    .readmsg = rma_readmsg,
-    .write = rma_write,
-    .writev = rma_writev,
-    .writemsg = rma_writemsg,
-    .inject = rma_inject,
-    .writedata = rma_writedata,
-    .injectdata = rma_injectdata,
+    .read = gated<rma_read>,
+    .readv = gated<rma_readv>,
+    .readmsg = gated<rma_readmsg>,
+    .write = gated<rma_write>,
+    .writev = gated<rma_writev>,
+    .writemsg = gated<rma_writemsg>,
+    .inject = gated<rma_inject>,
+    .writedata = gated<rma_writedata>,
+    .injectdata = gated<rma_injectdata>,
 };
 
 fi_ops_atomic ep_atomic_ops = {

@@ -37,6 +37,8 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/idle_wait.cpp src/transport/engine/idle_wait.hpp \
 	src/transport/engine/read_first.hpp \
 	src/transport/engine/send_coalescing.cpp src/transport/engine/send_coalescing.hpp \
+	src/transport/engine/held_flusher.cpp src/transport/engine/held_flusher.hpp \
+	src/transport/domain_gate.cpp src/transport/domain_gate.hpp \
 	src/transport/path/path.cpp src/transport/path/path.hpp \
 	src/transport/path/path_manager.cpp src/transport/path/path_manager.hpp \
 	src/transport/path/handshake.cpp \
@@ -97,6 +99,8 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/engine/idle_wait.cpp \
 	tests/unit/transport/test_send_coalescing.cpp \
 	src/transport/engine/send_coalescing.cpp \
+	src/transport/engine/held_flusher.cpp \
+	tests/unit/transport/test_held_flusher.cpp \
 	tests/unit/transport/test_send_scheduler.cpp \
 	src/transport/path/reorder.cpp \
 	src/transport/send/send_scheduler.cpp \

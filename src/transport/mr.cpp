@@ -4,6 +4,7 @@
 // target checks every remote access against it. Remote addresses are offsets
 // from the base, so MPICH's dynamic windows register (NULL, UINTPTR_MAX) and
 // send absolute addresses as offsets.
+#include "transport/domain_gate.hpp"
 #include "transport/objects.hpp"
 
 #include <rdma/fi_domain.h>
@@ -24,7 +25,7 @@ int mr_close(fid* f)
 
 fi_ops mr_fid_ops = {
     .size = sizeof(fi_ops),
-    .close = mr_close,
+    .close = gated<mr_close>,
     .bind = no_bind,
     .control = no_control,
     .ops_open = no_ops_open,
@@ -84,9 +85,9 @@ int mr_regattr(fid* f, const fi_mr_attr* attr, std::uint64_t flags, fid_mr** out
 
 fi_ops_mr mr_ops = {
     .size = sizeof(fi_ops_mr),
-    .reg = mr_reg,
-    .regv = mr_regv,
-    .regattr = mr_regattr,
+    .reg = gated<mr_reg>,
+    .regv = gated<mr_regv>,
+    .regattr = gated<mr_regattr>,
 };
 
 } // namespace hashi::fi

@@ -7,6 +7,8 @@
 
 #include "transport/address.hpp"
 #include "transport/common.hpp"
+#include "transport/domain_gate.hpp"
+#include "transport/engine/held_flusher.hpp"
 #include "transport/engine/idle_wait.hpp"
 
 #include <rdma/fabric.h>
@@ -18,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +43,12 @@ struct domain_obj {
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
     idle_wait idle {50'000}; // what a waiting rank does with its core; FI_HASHI_SPIN_US
+    // Between the application's calls and the flusher (domain_gate.hpp);
+    // the flusher runs once an endpoint coalesces sends, and is stopped
+    // before the gate goes.
+    domain_gate gate;
+    std::unique_ptr<held_flusher> flusher;
+    void start_flusher();
 
     // Drives every endpoint of the domain (manual progress: called from
     // fi_cq_read, fi_cntr_read and friends). Returns whether anything moved.

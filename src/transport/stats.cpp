@@ -63,10 +63,12 @@ void engine::write_stats() const
     std::fprintf(f, "# wan_pacing %llu %s\n", static_cast<unsigned long long>(pacing_.rate()), pacing_.reason());
     // Sends held and written together (engine/send_coalescing.hpp); late:
     // releases that came after computation, each of which backs off.
-    std::fprintf(f, "# send_coalescing held %llu releases %llu late %llu backoff %u\n",
+    // flushed: batches the flusher thread wrote (engine/held_flusher.hpp).
+    std::fprintf(f, "# send_coalescing held %llu releases %llu late %llu backoff %u flushed %llu\n",
         static_cast<unsigned long long>(coalescing_.frames_held()),
         static_cast<unsigned long long>(coalescing_.releases()),
-        static_cast<unsigned long long>(coalescing_.late_releases()), static_cast<unsigned>(coalescing_.backoff()));
+        static_cast<unsigned long long>(coalescing_.late_releases()), static_cast<unsigned>(coalescing_.backoff()),
+        static_cast<unsigned long long>(coalescing_.flushes()));
     std::fprintf(f,
         "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
         "tcp_retransmits route max_pacing_rate tcp_rtos tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate\n");

@@ -204,9 +204,36 @@ void engine::path_ended(path& c)
 
 // ---- writing ---------------------------------------------------------------
 
+void engine::hold_for(peer& p, std::uint64_t now)
+{
+    if (!p.held) {
+        p.held = true;
+        held_peers_.push_back(&p);
+    }
+    if (coalescing_.held() == 1 && domain_.flusher)
+        domain_.flusher->note_hold(now);
+}
+
+std::uint64_t engine::flush_held(std::uint64_t now, std::uint64_t older_than_ns)
+{
+    if (coalescing_.held() == 0)
+        return 0;
+    const std::uint64_t first = coalescing_.first_held_ns();
+    if (now - first < older_than_ns)
+        return first;
+    coalescing_.flushed();
+    write_held_peers();
+    return 0;
+}
+
 void engine::write_held()
 {
     coalescing_.released(monotonic_ns());
+    write_held_peers();
+}
+
+void engine::write_held_peers()
+{
     // flush() may fail a peer, never hold more: a private list anyway.
     std::vector<peer*> held;
     held.swap(held_peers_);

@@ -17,9 +17,11 @@
 //   progress_loop          one epoll set and the timers
 //
 // Everything runs on the application's thread inside libfabric calls
-// (FI_THREAD_DOMAIN, manual progress), so nothing here is locked. The one
-// other thread, the liveness thread (engine/liveness.hpp), owns only its
-// liveness_monitor and never touches the engine's state.
+// (FI_THREAD_DOMAIN, manual progress), so nothing here is locked. The
+// liveness thread (engine/liveness.hpp) owns only its liveness_monitor and
+// never touches the engine's state. The domain's flusher thread
+// (engine/held_flusher.hpp) calls flush_held(), and only while the
+// application is outside every call into the domain (domain_gate.hpp).
 #pragma once
 
 #include "transport/engine/completions.hpp"
@@ -59,7 +61,7 @@ struct engine_settings {
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
     recv_backend_kind recv_backend = recv_backend_kind::user; // FI_HASHI_RECV
     bool read_first = false; // FI_HASHI_READ_FIRST=1: read the busiest path before epoll (engine/read_first.hpp)
-    bool send_coalescing = false; // FI_HASHI_SEND_COALESCE=1: hold bursts of eager sends (engine/send_coalescing.hpp)
+    bool send_coalescing = true; // FI_HASHI_SEND_COALESCE=0: write every send at once (engine/send_coalescing.hpp)
 };
 
 class engine final : public path_owner,
@@ -91,6 +93,10 @@ public:
         std::uint64_t key, bool inject, bool completion, void* context);
 
     bool progress();
+    // The flusher's turn (engine/held_flusher.hpp; inside the domain's gate):
+    // writes what coalescing has held since `now - older_than_ns` or
+    // earlier; returns when the oldest send still held was held, 0: none.
+    std::uint64_t flush_held(std::uint64_t now, std::uint64_t older_than_ns);
     void on_av_insert(fi_addr_t index, const endpoint_address& a);
     // Delivers what is queued and says goodbye, bounded by the close timeout.
     void drain_and_close();
@@ -129,13 +135,9 @@ private:
             write_held();
     }
     void write_held();
-    void hold_for(peer& p)
-    {
-        if (!p.held) {
-            p.held = true;
-            held_peers_.push_back(&p);
-        }
-    }
+    void write_held_peers();
+    // `p` has a send held from `now` on; the first of a batch tells the flusher.
+    void hold_for(peer& p, std::uint64_t now);
     // Commits the peer's queued frames to its paths and writes them: every
     // frame may go on lane 0, chunks of striped transfers on any lane.
     bool flush(peer& p);

@@ -15,8 +15,8 @@ bool send_coalescing::on_send(std::uint64_t now, std::uint64_t bytes, bool& rele
     const bool follows = in_burst_ && now - last_send_ns_ <= gap_ns;
     in_burst_ = true;
     last_send_ns_ = now;
-    if (held_ > 0 &&
-        (!follows || held_ >= hold_frames || held_bytes_ + bytes > hold_bytes || now - first_held_ns_ > max_hold_ns)) {
+    if (held_ > 0 && (!follows || held_ >= hold_frames || bytes > max_message || held_bytes_ + bytes > hold_bytes ||
+                         now - first_held_ns_ > max_hold_ns)) {
         release_first = true;
         release(now);
     }
@@ -27,8 +27,8 @@ bool send_coalescing::on_send(std::uint64_t now, std::uint64_t bytes, bool& rele
             --skip_;
         return false;
     }
-    // A message as large as the bound gains nothing from company.
-    if (skipping_ || bytes > hold_bytes)
+    // A larger message gains nothing from company (max_message says why).
+    if (skipping_ || bytes > max_message)
         return false;
     if (held_++ == 0)
         first_held_ns_ = now;
@@ -43,13 +43,20 @@ void send_coalescing::release(std::uint64_t now) noexcept
     ++releases_;
     held_ = 0;
     held_bytes_ = 0;
-    if (now - last_held_ns_ > late_ns) {
-        ++late_;
-        backoff_ = backoff_ == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);
-        skip_ = backoff_;
-    } else {
+    if (now - last_held_ns_ > late_ns)
+        ++late_; // counted only (send_coalescing.hpp says why)
+    else
         backoff_ = 0;
-    }
+}
+
+void send_coalescing::flushed() noexcept
+{
+    ++flushed_;
+    in_burst_ = false;
+    held_ = 0;
+    held_bytes_ = 0;
+    backoff_ = backoff_ == 0 ? first_backoff : std::min(backoff_ * 2, max_backoff);
+    skip_ = backoff_;
 }
 
 } // namespace hashi::fi

@@ -2,7 +2,8 @@
 // Writing a burst of small sends with one system call (issue 18, item 2).
 //
 // Contract: an eager send (an inject, or a message small enough to go in
-// one frame) that directly follows another of the caller (no other call
+// one frame) of at most max_message bytes that directly follows another
+// of the caller (no other call
 // into the provider between them, at most gap_ns apart) may be held:
 // queued and written later, together with the ones after it, in one
 // sendmsg per peer. Everything held is written at the caller's next call
@@ -14,27 +15,27 @@
 // computing) never waits. A held send that is not an inject completes when
 // it is written, as any send does.
 //
-// Why it learns: a burst followed by computation instead of a wait
-// (MPI_Isend to every worker, then the manager's own share of the work)
-// would leave its held sends in the queue for the whole computation. A
-// release that comes later than late_ns after the last held send shows the
-// caller does that: the next `backoff` bursts are written at once, and the
-// backoff doubles with every late release (up to max_backoff) and ends with
-// the first timely one. Such a caller pays a delayed burst once in an
-// exponentially growing number of bursts; a caller that waits right after
-// its bursts (message-rate loops, halo exchanges that post sends and then
-// wait) has every burst after its first send written in one system call.
+// What bounds a hold: nothing in the caller's hands. A burst followed by
+// computation instead of a wait (MPI_Isend to every worker, then the
+// manager's own share of the work; MPI_Waitall on injects, which MPICH
+// completes at once, does not reach the provider) or by a wait outside MPI
+// (a shared-memory flag, a file) would leave its held sends queued. The
+// domain's flusher thread (engine/held_flusher.hpp) writes them once they
+// are held_flusher::bound_ns old (a millisecond), so MPI's progress rule
+// holds for held sends too.
 //
-// Why it is off by default (FI_HASHI_SEND_COALESCE=1 turns it on): it
-// weakens MPI's progress rule for the held sends, which leave only at the
-// sender's next call that reaches the provider. MPI_Waitall on sends that
-// are already complete does not (MPICH completes an inject at once), so a
-// rank that sends a burst and then waits outside MPI (a shared-memory
-// flag, a file, another process) for something that needs the burst's
-// later messages waits for ever. The backoff bounds what computing after
-// bursts costs, not that. A default-on version needs a bound that holds
-// without the application's calls: a thread that writes what is held while
-// the application is outside the provider.
+// Why it learns: a caller whose held sends the flusher had to write
+// computes after its bursts, and each of its bursts would wait the whole
+// bound. After such a flush the next `backoff` bursts are written at once;
+// the backoff doubles with every flush (up to max_backoff) and ends with
+// the first release the caller makes itself within late_ns of its last
+// held send. Such a caller pays the bound once in an exponentially growing
+// number of bursts; a caller that waits right after its bursts
+// (message-rate loops, halo exchanges that post sends and then wait) has
+// every burst after its first send written in one system call. A release
+// of the caller's own that comes later than late_ns (it was preempted, or
+// computed briefly) is counted, nothing more: on an oversubscribed node
+// that happens all the time and says nothing about the next burst.
 //
 // The policy only, on the times given: no clock and no system call (the
 // engine holds and writes, send_protocol.cpp), so it is unit-tested alone.
@@ -55,13 +56,17 @@ public:
     // A window of 64 sends (OSU's message rate, MPICH's own tests) goes in
     // one or two system calls; the held bytes are bounded by the inject size.
     static constexpr unsigned hold_frames = 64;
-    // Eager messages go up to 32 KiB by default; a few hundred KiB in one
-    // sendmsg is already as cheap per byte as it gets.
+    // Above 8 KiB a message's own copy costs more than its system call:
+    // holding 16 and 32 KiB messages gained nothing one way and lost a
+    // third both ways (bench/p2p, 3 Dec), the pipeline of written and
+    // waiting messages being shorter.
+    static constexpr std::uint64_t max_message = 8 << 10;
+    // A few hundred KiB in one sendmsg is as cheap per byte as it gets.
     static constexpr std::uint64_t hold_bytes = 256 << 10;
     // A burst of hold_frames sends at most gap_ns apart could hold its first
     // for 320 us; this bounds it while the caller is still sending.
     static constexpr std::uint64_t max_hold_ns = 200'000;
-    // Later than this, the caller was doing something else than waiting: a
+    // A release of the caller's own later than this is counted as late: a
     // wait or a test comes within a few microseconds of the last send.
     static constexpr std::uint64_t late_ns = 50'000;
     static constexpr std::uint32_t first_backoff = 16;
@@ -72,7 +77,9 @@ public:
     // An eager send of `bytes` at `now`: true when it is to be held, false
     // when it is to be written at once. `release_first` is set when what is
     // held must be written before this send is queued (a hold bound was
-    // reached, or the oldest held frame is late).
+    // reached, or the burst ended): the release is counted here already, and
+    // held() counts this send alone if it is held, so the caller writes
+    // without calling released().
     bool on_send(std::uint64_t now, std::uint64_t bytes, bool& release_first) noexcept;
 
     // Any other call into the provider: true when frames are held, which
@@ -86,6 +93,12 @@ public:
     void released(std::uint64_t now) noexcept { release(now); }
 
     unsigned held() const noexcept { return held_; }
+    // When the oldest send held now was held (meaningful while held() > 0).
+    std::uint64_t first_held_ns() const noexcept { return first_held_ns_; }
+    // The flusher wrote what was held (engine/held_flusher.hpp): the
+    // caller computes after its bursts; back off.
+    void flushed() noexcept;
+    std::uint64_t flushes() const noexcept { return flushed_; }
     // Statistics.
     std::uint64_t frames_held() const noexcept { return frames_held_; }
     std::uint64_t releases() const noexcept { return releases_; }
@@ -93,7 +106,7 @@ public:
     std::uint32_t backoff() const noexcept { return backoff_; }
 
 private:
-    void release(std::uint64_t now) noexcept;
+    void release(std::uint64_t now) noexcept; // the caller's own
 
     bool enabled_;
     bool in_burst_ = false; // the last call into the provider was an eager send
@@ -105,7 +118,7 @@ private:
     std::uint64_t held_bytes_ = 0;
     std::uint32_t backoff_ = 0; // the backoff the next late release doubles
     std::uint32_t skip_ = 0; // bursts still to be written at once
-    std::uint64_t frames_held_ = 0, releases_ = 0, late_ = 0;
+    std::uint64_t frames_held_ = 0, releases_ = 0, late_ = 0, flushed_ = 0;
 };
 
 } // namespace hashi::fi

@@ -117,9 +117,10 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         // (engine/send_coalescing.hpp); what is held goes first when the
         // policy says so, the queue keeps each peer's order.
         bool release_first = false;
-        const bool hold = coalescing_.on_send(monotonic_ns(), len, release_first);
+        const std::uint64_t now = monotonic_ns();
+        const bool hold = coalescing_.on_send(now, len, release_first);
         if (release_first)
-            write_held();
+            write_held_peers(); // the policy has counted the release
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;
         tx_frame f;
@@ -132,7 +133,7 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         queue(*p, send_scheduler::lane::message, std::move(f));
         done_.inject_done();
         if (hold) {
-            hold_for(*p);
+            hold_for(*p, now);
             return 0;
         }
         flush(*p);
@@ -162,14 +163,15 @@ ssize_t engine::post_send(const iovec* iov, std::size_t count, fi_addr_t dest, s
         // Eager: one frame, which coalescing may hold like an inject's; the
         // send completes when it is written.
         bool release_first = false;
-        const bool hold = coalescing_.on_send(monotonic_ns(), len, release_first);
+        const std::uint64_t now = monotonic_ns();
+        const bool hold = coalescing_.on_send(now, len, release_first);
         if (release_first)
-            write_held();
+            write_held_peers(); // the policy has counted the release
         h.type = tagged ? wire::frame_type::tagged : wire::frame_type::msg;
         h.length = len;
         queue(*p, send_scheduler::lane::message, frame_of(h, o->iov.data(), count, o));
         if (hold) {
-            hold_for(*p);
+            hold_for(*p, now);
             return 0;
         }
     } else {
