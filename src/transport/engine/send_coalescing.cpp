@@ -45,8 +45,6 @@ void send_coalescing::release(std::uint64_t now) noexcept
     held_bytes_ = 0;
     if (now - last_held_ns_ > late_ns)
         ++late_; // counted only (send_coalescing.hpp says why)
-    else
-        backoff_ = 0;
 }
 
 void send_coalescing::flushed() noexcept

@@ -27,10 +27,13 @@
 // Why it learns: a caller whose held sends the flusher had to write
 // computes after its bursts, and each of its bursts would wait the whole
 // bound. After such a flush the next `backoff` bursts are written at once;
-// the backoff doubles with every flush (up to max_backoff) and ends with
-// the first release the caller makes itself within late_ns of its last
-// held send. Such a caller pays the bound once in an exponentially growing
-// number of bursts; a caller that waits right after its bursts
+// the backoff doubles with every flush, up to max_backoff, and never
+// shrinks: a rank that mixes both kinds of bursts (the root of a small
+// MPI_Bcast, whose blocking sends MPICH completes as injects, then its
+// computation; and windows it waits for) would otherwise pay the bound
+// again after every window. Such a caller pays the bound at most 13 times
+// before it holds only one burst in 65536; a caller that waits right
+// after its bursts
 // (message-rate loops, halo exchanges that post sends and then wait) has
 // every burst after its first send written in one system call. A release
 // of the caller's own that comes later than late_ns (it was preempted, or
@@ -54,12 +57,11 @@ public:
     // separates.
     static constexpr std::uint64_t gap_ns = 5'000;
     // A window of 64 sends (OSU's message rate, MPICH's own tests) goes in
-    // one or two system calls; the held bytes are bounded by the inject size.
+    // one or two system calls.
     static constexpr unsigned hold_frames = 64;
-    // Above 8 KiB a message's own copy costs more than its system call:
-    // holding 16 and 32 KiB messages gained nothing one way and lost a
-    // third both ways (bench/p2p, 3 Dec), the pipeline of written and
-    // waiting messages being shorter.
+    // Measured (bench/p2p, 3 Dec): holding 4 and 8 KiB messages still
+    // gained 1.4-2x; holding 16 and 32 KiB ones gained nothing one way and
+    // lost up to a third both ways.
     static constexpr std::uint64_t max_message = 8 << 10;
     // A few hundred KiB in one sendmsg is as cheap per byte as it gets.
     static constexpr std::uint64_t hold_bytes = 256 << 10;
@@ -116,7 +118,7 @@ private:
     std::uint64_t last_held_ns_ = 0;
     unsigned held_ = 0;
     std::uint64_t held_bytes_ = 0;
-    std::uint32_t backoff_ = 0; // the backoff the next late release doubles
+    std::uint32_t backoff_ = 0; // the backoff the next flush doubles; it never shrinks
     std::uint32_t skip_ = 0; // bursts still to be written at once
     std::uint64_t frames_held_ = 0, releases_ = 0, late_ = 0, flushed_ = 0;
 };
