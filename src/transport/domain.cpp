@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <sched.h>
@@ -110,13 +111,20 @@ bool domain_obj::progress()
         moved |= ep->progress();
     // Oversubscription is the normal case (8 ranks on 2 cores in the
     // testbed) and MPICH polls without pause: once a wait has gone on for
-    // FI_HASHI_SPIN_US, give the core to whoever has work, by a yield or a
+    // its spin, give the core to whoever has work, by a yield or a
     // short sleep as the last yield showed (engine/idle_wait.hpp).
     const auto clock = [] {
         return std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::steady_clock::now().time_since_epoch()).count());
     };
     const std::uint64_t now = clock();
+    if (census) {
+        const bool was = idle.crowded();
+        idle.sharing(census->ranks(), census->cpus());
+        if (idle.crowded() != was)
+            HASHI_DEBUG("idle: %u ranks of the job on this machine, %u CPUs: spin %llu us before giving the core away",
+                        census->ranks(), census->cpus(), (unsigned long long)(idle.spin_ns() / 1000));
+    }
     switch (const auto what = idle.after_poll(now, moved)) {
     case idle_wait::action::spin:
         break;
@@ -141,13 +149,23 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
             std::strcmp(info->domain_attr->name, "hashi0") != 0)
             return -FI_EINVAL;
         std::string err;
+        // Unset, the spin is chosen from what the rank observes, which
+        // includes the job's census on this machine (engine/idle_wait.hpp);
+        // set, it is fixed.
+        const bool fixed_spin = std::getenv("FI_HASHI_SPIN_US") != nullptr;
         const auto spin = hashi::env_whole("FI_HASHI_SPIN_US", 50, {.hi = 10'000'000, .base = 10}, err);
         if (!spin) {
             log_error("cannot open the domain: %s", err.c_str());
             return -FI_EINVAL;
         }
         auto* dom = new domain_obj;
-        dom->idle = idle_wait(std::uint64_t(*spin) * 1000);
+        if (fixed_spin) {
+            dom->idle = idle_wait(std::uint64_t(*spin) * 1000);
+        } else if (const char* hex = std::getenv(job_key::variable)) {
+            // A malformed key is the endpoint's error to report.
+            if (const auto key = job_key::from_hex(hex))
+                dom->census = std::make_unique<machine_census>(*key);
+        }
         dom->fabric = owner_of<fabric_obj>(fabric);
         dom->fabric->refs++;
         dom->box.owner = dom;

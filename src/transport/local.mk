@@ -35,6 +35,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/engine/relay_set.cpp src/transport/engine/relay_set.hpp \
 	src/transport/engine/progress.cpp src/transport/engine/progress.hpp \
 	src/transport/engine/idle_wait.cpp src/transport/engine/idle_wait.hpp \
+	src/transport/engine/machine_census.cpp src/transport/engine/machine_census.hpp \
 	src/transport/engine/read_first.hpp \
 	src/transport/engine/send_coalescing.cpp src/transport/engine/send_coalescing.hpp \
 	src/transport/engine/held_flusher.cpp src/transport/engine/held_flusher.hpp \
@@ -97,6 +98,8 @@ tests_unit_transport_unit_SOURCES = \
 	tests/unit/transport/test_idle_wait.cpp \
 	tests/unit/transport/test_read_first.cpp \
 	src/transport/engine/idle_wait.cpp \
+	src/transport/engine/machine_census.cpp \
+	tests/unit/transport/test_machine_census.cpp \
 	tests/unit/transport/test_send_coalescing.cpp \
 	src/transport/engine/send_coalescing.cpp \
 	src/transport/engine/held_flusher.cpp \

@@ -10,6 +10,7 @@
 #include "transport/domain_gate.hpp"
 #include "transport/engine/held_flusher.hpp"
 #include "transport/engine/idle_wait.hpp"
+#include "transport/engine/machine_census.hpp"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -42,7 +43,10 @@ struct domain_obj {
     int refs = 0; // objects opened on it (av, cq, cntr, mr, ep)
     std::vector<endpoint*> endpoints;
     std::unordered_map<std::uint64_t, mr_obj*> regions; // by key
-    idle_wait idle {50'000}; // what a waiting rank does with its core; FI_HASHI_SPIN_US
+    idle_wait idle; // what a waiting rank does with its core; FI_HASHI_SPIN_US fixes its spin
+    // The job's ranks on this machine, for idle's spin; null without a job
+    // key (a process not started by mpiexec) or with a fixed spin.
+    std::unique_ptr<machine_census> census;
     // Between the application's calls and the flusher (domain_gate.hpp);
     // the flusher runs once an endpoint coalesces sends, and is stopped
     // before the gate goes.

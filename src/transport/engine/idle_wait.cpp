@@ -16,7 +16,7 @@ idle_wait::action idle_wait::after_poll(std::uint64_t now_ns, bool moved) noexce
         idle_since_ = now_ns;
         return action::spin;
     }
-    if (now_ns - idle_since_ < spin_ns_)
+    if (now_ns - idle_since_ < spin_ns())
         return action::spin;
     if (contended_ && ++since_probe_ < probe_every) {
         ++naps_;
@@ -25,6 +25,13 @@ idle_wait::action idle_wait::after_poll(std::uint64_t now_ns, bool moved) noexce
     since_probe_ = 0;
     ++yields_;
     return action::yield;
+}
+
+std::uint64_t idle_wait::spin_ns() const noexcept
+{
+    if (fixed_)
+        return fixed_spin_ns_;
+    return crowded_ ? crowded_spin_ns : own_cpu_spin_ns;
 }
 
 void idle_wait::gave_away(action done, std::uint64_t took_ns) noexcept

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The idle policy of a waiting rank (src/transport/engine/idle_wait.hpp),
-// driven with the times a real loop would see: it spins through spin_ns,
+// driven with the times a real loop would see: its spin follows what it is
+// told of the machine and what its naps cost; it spins through that,
 // gives the core away only to back-to-back polls, naps once a yield showed
 // a CPU-bound task on the core, and goes back to yielding when a probe
 // yield finds the core free again.
@@ -107,6 +108,49 @@ BOOST_AUTO_TEST_CASE(spin_zero_gives_away_from_the_second_empty_poll)
     std::uint64_t t = 1'000'000;
     BOOST_TEST((w.after_poll(t, false) == action::spin)); // first poll: starts the idle run
     BOOST_TEST((w.after_poll(t + us, false) == action::yield));
+}
+
+BOOST_AUTO_TEST_CASE(more_ranks_than_cpus_spin_short)
+{
+    idle_wait w;
+    w.sharing(8, 2);
+    BOOST_TEST(w.crowded());
+    BOOST_TEST(w.spin_ns() == idle_wait::crowded_spin_ns);
+    std::uint64_t t = 1'000'000;
+    w.after_poll(t, true);
+    const std::uint64_t start = t;
+    BOOST_TEST((poll_until_given_away(w, t, 1 * us) == action::yield));
+    BOOST_TEST(t - start >= idle_wait::crowded_spin_ns);
+    BOOST_TEST(t - start <= idle_wait::crowded_spin_ns + 2 * us);
+    // The ranks fit the CPUs again (some have ended): the longer spin.
+    w.sharing(2, 2);
+    BOOST_TEST(!w.crowded());
+    BOOST_TEST(w.spin_ns() == idle_wait::own_cpu_spin_ns);
+    t += 1 * us;
+    w.after_poll(t, true); // a message: the next wait starts
+    const std::uint64_t again = t;
+    BOOST_TEST((poll_until_given_away(w, t, 1 * us) == action::yield));
+    BOOST_TEST(t - again >= idle_wait::own_cpu_spin_ns);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_census_is_a_rank_per_cpu)
+{
+    idle_wait w;
+    w.sharing(0, 0);
+    BOOST_TEST(!w.crowded());
+    BOOST_TEST(w.spin_ns() == idle_wait::own_cpu_spin_ns);
+    w.sharing(3, 0);
+    BOOST_TEST(!w.crowded());
+}
+
+BOOST_AUTO_TEST_CASE(a_fixed_spin_ignores_what_it_is_told)
+{
+    idle_wait w(50 * us);
+    w.sharing(8, 2);
+    BOOST_TEST(w.spin_ns() == 50 * us);
+    idle_wait z(0);
+    z.sharing(2, 8);
+    BOOST_TEST(z.spin_ns() == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
