@@ -11,13 +11,14 @@
 // retransmitted but unacknowledged now, the congestion window (segments),
 // the smoothed round trip (us) and the rate the kernel paces at (bytes/s),
 // added up over the peer's connections (the round trip: the slowest), and
-// for a peer whose connections have closed, their last look; a comment line
-// says how many sends coalescing held. New
+// for a peer whose connections have closed, their last look; comment lines
+// say how many sends coalescing held and what the idle policy chose. New
 // columns only ever go at the end, so older readers still read the rest.
 // Written under a temporary name and renamed, so a reader (`hashi-info
 // --stats DIR`, `--watch` while the job runs) never sees half.
 #include "transport/engine/engine.hpp"
 #include "transport/engine/log_limiter.hpp"
+#include "transport/objects.hpp"
 #include "transport/path/path.hpp"
 #include "transport/tcp_telemetry.hpp"
 
@@ -69,6 +70,16 @@ void engine::write_stats() const
         static_cast<unsigned long long>(coalescing_.releases()),
         static_cast<unsigned long long>(coalescing_.late_releases()), static_cast<unsigned>(coalescing_.backoff()),
         static_cast<unsigned long long>(coalescing_.flushes()));
+    // What a waiting rank does with its core and why (engine/idle_wait.hpp):
+    // the spin now, chosen or fixed (FI_HASHI_SPIN_US), whether the job
+    // has more ranks than CPUs on this machine by its census (0 0: none
+    // taken), as the last progress call saw it, and the yields and naps so
+    // far.
+    const idle_wait& idle = domain_.idle;
+    std::fprintf(f, "# idle spin_us %llu %s crowded %d ranks %u cpus %u yields %llu naps %llu\n",
+        static_cast<unsigned long long>(idle.spin_ns() / 1000), idle.fixed() ? "fixed" : "chosen",
+        idle.crowded() ? 1 : 0, idle.ranks_seen(), idle.cpus_seen(), static_cast<unsigned long long>(idle.yields()),
+        static_cast<unsigned long long>(idle.naps()));
     std::fprintf(f,
         "# peer host pid tx_bytes tx_msgs rx_bytes rx_msgs unexpected_max rendezvous rma_ops "
         "tcp_retransmits route max_pacing_rate tcp_rtos tcp_lost tcp_retrans_out cwnd srtt_us pacing_rate\n");

@@ -56,6 +56,12 @@ expect_in stats stats.all "^# peer host pid tx_bytes"
 run stats-summary -- hashi-info --stats "$work/stats"
 expect_status stats-summary 0
 expect_in stats-summary stats-summary.out "^total: 4 endpoints, .* RMA operations served"
+# The idle policy's choice (engine/idle_wait.hpp): 4 ranks on this
+# machine's CPUs, each file saying what it spun and why, hashi-info one line.
+cpus=$(nproc)
+expect_count idle-lines stats.all "^# idle spin_us (5|50) chosen crowded [01] ranks [1-4] cpus $cpus yields [0-9]+ naps [0-9]+$" 4
+expect_in idle-summary stats-summary.out \
+    "^waiting ranks: spin (5|50) us \(chosen, [1-4] ranks on $cpus CPUs(: crowded)?\) on [1-4](; .*)?; [0-9]+ yields and [0-9]+ naps in all$"
 # The TCP_INFO columns (src/transport/tcp_telemetry.hpp), after the older
 # ones: every peer reached over a connection (route "direct") has a
 # congestion window, a smoothed round trip and a pacing rate above 0 (the
@@ -97,6 +103,11 @@ printf '1 n1 42 10 1 10 1 0 0 0 3 direct 0 5 1\n' >badstats/n0.41.stats
 run stats-bad -- hashi-info --stats "$work/badstats"
 expect_status stats-bad 1
 expect_in stats-bad stats-bad.err "n0\.41\.stats:1: the TCP columns after max_pacing_rate are incomplete"
+mkdir -p badidle
+printf '# idle spin_us 5 chosen crowded yes\n' >badidle/n0.41.stats
+run idle-bad -- hashi-info --stats "$work/badidle"
+expect_status idle-bad 1
+expect_in idle-bad idle-bad.err "n0\.41\.stats:1: not an idle line \(expected '# idle spin_us N chosen\|fixed"
 run stats-missing -- hashi-info --stats "$work/nostats"
 expect_status stats-missing 1
 expect_in stats-missing stats-missing.err "not a directory \\(run the job with FI_HASHI_STATS_DIR="

@@ -74,6 +74,25 @@ std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string&
                     snap.pacing.push_back(std::move(e));
                 continue;
             }
+            if (text.rfind("# idle ", 0) == 0) {
+                std::istringstream s(text.substr(7));
+                EndpointIdle e;
+                std::string k1, mode, k2, k3, k4, k5, k6;
+                int crowded = 0;
+                if (!(s >> k1 >> e.spin_us >> mode >> k2 >> crowded >> k3 >> e.ranks >> k4 >> e.cpus >> k5 >>
+                        e.yields >> k6 >> e.naps) ||
+                    k1 != "spin_us" || (mode != "chosen" && mode != "fixed") || k2 != "crowded" || k3 != "ranks" ||
+                    k4 != "cpus" || k5 != "yields" || k6 != "naps") {
+                    error = "hashi-info: " + f.string() + ":" + std::to_string(n) +
+                        ": not an idle line (expected '# idle spin_us N chosen|fixed crowded 0|1 ranks N cpus N "
+                        "yields N naps N')";
+                    return std::nullopt;
+                }
+                e.fixed = mode == "fixed";
+                e.crowded = crowded != 0;
+                snap.idle.push_back(e);
+                continue;
+            }
             if (text.empty() || text[0] == '#')
                 continue;
             std::istringstream s(text);
@@ -156,6 +175,36 @@ void print_stats_table(const StatsSnapshot& now, std::ostream& out, const StatsS
         << " messages sent, " << mib(total.rx_bytes) << " MiB in " << total.rx_msgs
         << " received, deepest unexpected queue " << total.unexpected_max << ", " << total.rendezvous << " rendezvous, "
         << total.rma << " RMA operations served, " << total.retrans << " TCP retransmissions\n";
+    print_idle_line(now, out);
+}
+
+void print_idle_line(const StatsSnapshot& now, std::ostream& out)
+{
+    if (now.idle.empty())
+        return;
+    // Endpoints grouped by the spin they run and why.
+    std::map<std::string, size_t> kinds;
+    unsigned long long yields = 0, naps = 0;
+    for (const auto& e : now.idle) {
+        std::string why;
+        if (e.fixed)
+            why = "fixed by FI_HASHI_SPIN_US";
+        else if (e.cpus == 0)
+            why = "chosen, no census";
+        else
+            why = "chosen, " + std::to_string(e.ranks) + " ranks on " + std::to_string(e.cpus) + " CPUs" +
+                (e.crowded ? ": crowded" : "");
+        ++kinds["spin " + std::to_string(e.spin_us) + " us (" + why + ")"];
+        yields += e.yields;
+        naps += e.naps;
+    }
+    out << "waiting ranks:";
+    const char* sep = " ";
+    for (const auto& [what, count] : kinds) {
+        out << sep << what << " on " << count;
+        sep = "; ";
+    }
+    out << "; " << yields << " yields and " << naps << " naps in all\n";
 }
 
 size_t print_relay_trunks(const std::string& dir, std::ostream& out)

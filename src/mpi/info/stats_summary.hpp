@@ -34,9 +34,20 @@ struct EndpointPacing {
     std::string reason; // job, collective, info-hint, psp-attribute, none, off
 };
 
+// What an endpoint's waiting rank does with its core (its file's "# idle"
+// line, src/transport/engine/idle_wait.hpp).
+struct EndpointIdle {
+    unsigned long long spin_us = 0;
+    bool fixed = false; // FI_HASHI_SPIN_US, not chosen
+    bool crowded = false; // more ranks of the job than CPUs on its machine
+    unsigned ranks = 0, cpus = 0; // its census (0 0: none taken)
+    unsigned long long yields = 0, naps = 0;
+};
+
 struct StatsSnapshot {
     std::vector<PeerStats> peers;
     std::vector<EndpointPacing> pacing; // from files that have the line
+    std::vector<EndpointIdle> idle; // from files that have the line
     size_t endpoints = 0; // files read
 };
 
@@ -47,6 +58,9 @@ std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string&
 // One line per endpoint and peer, then the job's totals. With `before` (an
 // earlier snapshot taken `seconds` ago) each line also says how fast it
 // sent and received since then.
+// One line on what the endpoints' waiting ranks do with their cores
+// (nothing when no file has the idle line); print_stats_table ends with it.
+void print_idle_line(const StatsSnapshot& now, std::ostream& out);
 void print_stats_table(
     const StatsSnapshot& now, std::ostream& out, const StatsSnapshot* before = nullptr, double seconds = 0);
 

@@ -82,7 +82,15 @@ public:
     void gave_away(action done, std::uint64_t took_ns) noexcept;
     // The job has `ranks` ranks on this machine, which may run on `cpus`
     // CPUs (0 and 0: unknown).
-    void sharing(unsigned ranks, unsigned cpus) noexcept { crowded_ = cpus != 0 && ranks > cpus; }
+    void sharing(unsigned ranks, unsigned cpus) noexcept
+    {
+        ranks_ = ranks;
+        cpus_ = cpus;
+        crowded_ = cpus != 0 && ranks > cpus;
+    }
+    // What sharing() was last told (0 0: never, or unknown).
+    unsigned ranks_seen() const noexcept { return ranks_; }
+    unsigned cpus_seen() const noexcept { return cpus_; }
 
     // How long an idle run spins before it gives the core away, now.
     std::uint64_t spin_ns() const noexcept;
@@ -96,6 +104,7 @@ private:
     bool fixed_ = false;
     std::uint64_t fixed_spin_ns_ = 0;
     bool crowded_ = false; // more ranks of the job on this machine than CPUs
+    unsigned ranks_ = 0, cpus_ = 0;
     std::uint64_t idle_since_ = 0; // 0: not idle (the last poll moved something)
     std::uint64_t last_poll_ = 0;
     bool contended_ = false;

@@ -113,9 +113,12 @@ BOOST_AUTO_TEST_CASE(spin_zero_gives_away_from_the_second_empty_poll)
 BOOST_AUTO_TEST_CASE(more_ranks_than_cpus_spin_short)
 {
     idle_wait w;
+    BOOST_TEST(w.ranks_seen() == 0u);
     w.sharing(8, 2);
     BOOST_TEST(w.crowded());
     BOOST_TEST(w.spin_ns() == idle_wait::crowded_spin_ns);
+    BOOST_TEST(w.ranks_seen() == 8u); // what the statistics file shows
+    BOOST_TEST(w.cpus_seen() == 2u);
     std::uint64_t t = 1'000'000;
     w.after_poll(t, true);
     const std::uint64_t start = t;
