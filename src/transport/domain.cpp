@@ -123,7 +123,7 @@ bool domain_obj::progress()
         idle.sharing(census->ranks(), census->cpus());
         if (idle.crowded() != was)
             HASHI_DEBUG("idle: %u ranks of the job on this machine, %u CPUs: spin %llu us before giving the core away",
-                        census->ranks(), census->cpus(), (unsigned long long)(idle.spin_ns() / 1000));
+                        idle.ranks_seen(), idle.cpus_seen(), (unsigned long long)(idle.spin_ns() / 1000));
     }
     switch (const auto what = idle.after_poll(now, moved)) {
     case idle_wait::action::spin:

@@ -58,11 +58,12 @@ std::optional<StatsSnapshot> read_stats_dir(const std::string& dir, std::string&
 // One line per endpoint and peer, then the job's totals. With `before` (an
 // earlier snapshot taken `seconds` ago) each line also says how fast it
 // sent and received since then.
+void print_stats_table(
+    const StatsSnapshot& now, std::ostream& out, const StatsSnapshot* before = nullptr, double seconds = 0);
+
 // One line on what the endpoints' waiting ranks do with their cores
 // (nothing when no file has the idle line); print_stats_table ends with it.
 void print_idle_line(const StatsSnapshot& now, std::ostream& out);
-void print_stats_table(
-    const StatsSnapshot& now, std::ostream& out, const StatsSnapshot* before = nullptr, double seconds = 0);
 
 // The trunks of every impi-relay that wrote its counters into `dir`
 // (relay-K.ID files); prints nothing and returns 0 when there are none.

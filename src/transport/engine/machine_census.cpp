@@ -66,6 +66,13 @@ bool gone(std::int32_t pid) noexcept
     return ::kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+// A file this census may use: a regular file of this user that nobody
+// else may read or write.
+bool ours(const struct stat& st) noexcept
+{
+    return S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0;
+}
+
 bool census_name(std::string_view name) noexcept
 {
     constexpr std::string_view prefix = "hashi-census-";
@@ -94,8 +101,7 @@ std::size_t machine_census::sweep(const std::string& dir) noexcept
         struct stat st {};
         // Only files of ours, and never one whose lock is held: a rank of
         // that job is inside; it clears its own dead slots.
-        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0 &&
-            ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        if (::fstat(fd, &st) == 0 && ours(st) && ::flock(fd, LOCK_EX | LOCK_NB) == 0) {
             // Under the lock the name still leads to this file, or it is
             // left alone: its last rank may have removed it and a rank of
             // the same job created it anew meanwhile. Nobody else can
@@ -149,48 +155,25 @@ machine_census::machine_census(const job_key& key, const std::string& dir) noexc
             return;
         }
         struct stat st {};
-        if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
-            (st.st_mode & 077) != 0) {
+        if (::fstat(fd_, &st) != 0 || !ours(st)) {
             why_ = path_ + " is not a file of this user that only this user may read";
             ::close(fd_);
             fd_ = -1;
             return;
         }
-        const file_lock lock(fd_);
-        if (::fstat(fd_, &st) != 0 || st.st_nlink == 0) {
+        bool stale = false;
+        {
+            const file_lock lock(fd_);
+            stale = ::fstat(fd_, &st) != 0 || st.st_nlink == 0;
+            if (!stale && !join_locked(st))
+                break;
+        }
+        // Closed only once unlocked: the lock's release must not reach a
+        // descriptor number that another thread has been given meanwhile.
+        if (stale) {
             ::close(fd_);
             fd_ = -1;
-            continue;
         }
-        if (st.st_size < static_cast<off_t>(sizeof(page)) && ::ftruncate(fd_, sizeof(page)) != 0) {
-            why_ = std::string("cannot size ") + path_ + ": " + std::strerror(errno);
-            break;
-        }
-        void* m = ::mmap(nullptr, sizeof(page), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-        if (m == MAP_FAILED) {
-            why_ = std::string("cannot map ") + path_ + ": " + std::strerror(errno);
-            break;
-        }
-        page_ = static_cast<page*>(m);
-        const std::int32_t self = ::getpid();
-        for (unsigned i = 0; i < max_ranks; ++i) {
-            if (page_->slots[i] != 0 && gone(page_->slots[i]))
-                page_->slots[i] = 0;
-            if (slot_ < 0 && page_->slots[i] == 0) {
-                page_->slots[i] = self;
-                slot_ = static_cast<int>(i);
-            }
-        }
-        if (slot_ < 0)
-            why_ = path_ + " has no free slot (more than " + std::to_string(max_ranks) + " ranks on this machine)";
-        cpu_set_t mine;
-        CPU_ZERO(&mine);
-        if (::sched_getaffinity(0, sizeof mine, &mine) == 0) {
-            for (unsigned c = 0; c < 512 && c < CPU_SETSIZE; ++c)
-                if (CPU_ISSET(c, &mine))
-                    page_->cpu_set[c / 64] |= std::uint64_t(1) << (c % 64);
-        }
-        recount();
     }
     if (page_ == nullptr && fd_ >= 0) {
         ::close(fd_);
@@ -202,6 +185,45 @@ machine_census::machine_census(const job_key& key, const std::string& dir) noexc
         HASHI_DEBUG("machine census unknown: %s", why_.c_str());
 }
 
+bool machine_census::join_locked(const struct stat& st) noexcept
+{
+    if (st.st_size < static_cast<off_t>(sizeof(page)) && ::ftruncate(fd_, sizeof(page)) != 0) {
+        why_ = std::string("cannot size ") + path_ + ": " + std::strerror(errno);
+        return false;
+    }
+    void* m = ::mmap(nullptr, sizeof(page), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) {
+        why_ = std::string("cannot map ") + path_ + ": " + std::strerror(errno);
+        return false;
+    }
+    page_ = static_cast<page*>(m);
+    clear_departed();
+    for (unsigned i = 0; i < max_ranks && slot_ < 0; ++i) {
+        if (page_->slots[i] == 0) {
+            page_->slots[i] = ::getpid();
+            slot_ = static_cast<int>(i);
+        }
+    }
+    if (slot_ < 0)
+        why_ = path_ + " has no free slot (more than " + std::to_string(max_ranks) + " ranks on this machine)";
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (::sched_getaffinity(0, sizeof mine, &mine) == 0) {
+        for (unsigned c = 0; c < 512 && c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &mine))
+                page_->cpu_set[c / 64] |= std::uint64_t(1) << (c % 64);
+    }
+    recount();
+    return true;
+}
+
+void machine_census::clear_departed() noexcept
+{
+    for (unsigned i = 0; i < max_ranks; ++i)
+        if (page_->slots[i] != 0 && gone(page_->slots[i]))
+            page_->slots[i] = 0;
+}
+
 machine_census::~machine_census()
 {
     if (page_ == nullptr)
@@ -210,9 +232,7 @@ machine_census::~machine_census()
         const file_lock lock(fd_);
         if (slot_ >= 0)
             page_->slots[slot_] = 0;
-        for (unsigned i = 0; i < max_ranks; ++i)
-            if (page_->slots[i] != 0 && gone(page_->slots[i]))
-                page_->slots[i] = 0;
+        clear_departed();
         recount();
         if (page_->ranks.load(std::memory_order_relaxed) == 0)
             ::unlink(path_.c_str()); // under the lock: a rank that opened it meanwhile sees st_nlink 0

@@ -35,6 +35,8 @@
 #include <cstdint>
 #include <string>
 
+struct stat;
+
 namespace hashi::fi {
 
 class machine_census {
@@ -65,6 +67,10 @@ public:
     struct page; // the file's layout (machine_census.cpp)
 
 private:
+    // Under the file's lock: maps the page, claims a slot, adds this
+    // process's CPUs; false (why_ set) when the file cannot be used.
+    bool join_locked(const struct stat& st) noexcept;
+    void clear_departed() noexcept; // under the file's lock: slots of processes gone
     void recount() noexcept; // under the file's lock
 
     std::string path_;

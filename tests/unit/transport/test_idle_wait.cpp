@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The idle policy of a waiting rank (src/transport/engine/idle_wait.hpp),
 // driven with the times a real loop would see: its spin follows what it is
-// told of the machine and what its naps cost; it spins through that,
+// told of the machine (or is fixed); it spins through that,
 // gives the core away only to back-to-back polls, naps once a yield showed
 // a CPU-bound task on the core, and goes back to yielding when a probe
 // yield finds the core free again.
