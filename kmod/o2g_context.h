@@ -105,14 +105,27 @@ struct o2g_recv_slot {
 };
 
 /*
+ * Who asks for a tagged rendezvous message's data: the request's sender
+ * op id and the socket it came on (as user space attached it).
+ */
+struct o2g_rndv {
+	u64 sender_op;
+	s32 sock;
+};
+
+/*
  * A message received before its receive was posted, with its payload in
  * whole pages (allocated one by one in the receive softirq: no high-order
- * allocation that would fail under fragmentation).
+ * allocation that would fail under fragmentation). A rendezvous request
+ * has no payload: node.length is the message's length, `payload` 0.
  */
 struct o2g_buffered {
 	struct o2g_unexpected node; /* node.owner points back here */
 	enum o2g_engine engine;
 	u32 cqe_flags;		/* O2G_CQE_REMOTE_DATA */
+	u64 payload;		/* bytes held here, counted in unexpected_bytes */
+	bool rendezvous;	/* an rts frame: `rndv` says whom to ask */
+	struct o2g_rndv rndv;
 	unsigned int npages;
 	struct page *pages[];
 };
@@ -171,12 +184,13 @@ void o2g_match_test_free(struct o2g_context *ctx);
 /* o2g_recv.c */
 long o2g_recv_post(struct o2g_context *ctx, void __user *arg);
 long o2g_recv_cancel(struct o2g_context *ctx, void __user *arg);
+long o2g_recv_peek(struct o2g_context *ctx, void __user *arg);
 void o2g_recv_free_all(struct o2g_context *ctx);
 void o2g_recv_deliver_buffered(struct o2g_context *ctx, struct o2g_recv_slot *slot,
 			       struct o2g_buffered *msg);
 void o2g_recv_complete(struct o2g_context *ctx, struct o2g_recv_slot *slot,
 		       const struct o2g_unexpected *msg, u32 cqe_flags, u64 received,
-		       u32 status);
+		       u32 status, const struct o2g_rndv *rndv);
 void o2g_recv_free_slot(struct o2g_context *ctx, struct o2g_recv_slot *slot);
 int o2g_recv_check_range(u64 addr, u64 len, u32 flags);
 int o2g_recv_enqueue_locked(struct o2g_context *ctx, struct o2g_recv_slot *slot);

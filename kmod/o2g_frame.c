@@ -16,11 +16,19 @@ enum o2g_frame_verdict o2g_frame_decode(const u8 *bytes, struct o2g_frame *out)
 	out->length = get_unaligned_le64(bytes + 8);
 	out->tag = get_unaligned_le64(bytes + 16);
 	out->data = get_unaligned_le64(bytes + 24);
+	out->a = get_unaligned_le64(bytes + 32);
+	out->b = get_unaligned_le64(bytes + 40);
 
 	if (out->type < O2G_FRAME_HELLO || out->type > O2G_FRAME_PROOF)
 		return O2G_FRAME_BAD;
 	if (bytes[2] || bytes[3])
 		return O2G_FRAME_BAD;
+	if (out->type == O2G_FRAME_RTS && (out->flags & O2G_FRAME_FLAG_TAGGED)) {
+		/* As wire::decode_header: these two flags, and no payload. */
+		if (out->flags & ~(O2G_FRAME_FLAG_REMOTE_DATA | O2G_FRAME_FLAG_TAGGED) || out->length)
+			return O2G_FRAME_BAD;
+		return O2G_FRAME_RENDEZVOUS;
+	}
 	if (out->type != O2G_FRAME_MSG && out->type != O2G_FRAME_TAGGED)
 		return O2G_FRAME_UNSUPPORTED;
 	if (out->flags & ~O2G_FRAME_FLAG_REMOTE_DATA)

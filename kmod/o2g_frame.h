@@ -18,10 +18,12 @@ enum o2g_frame_type {
 	O2G_FRAME_HELLO = 1,
 	O2G_FRAME_MSG = 3,	/* untagged message, payload inline */
 	O2G_FRAME_TAGGED = 4,	/* tagged message, payload inline */
+	O2G_FRAME_RTS = 5,	/* rendezvous request: a = message bytes, b = sender op id */
 	O2G_FRAME_PROOF = 14,	/* the highest type defined */
 };
 
 #define O2G_FRAME_FLAG_REMOTE_DATA 1	/* wire::flag_remote_data */
+#define O2G_FRAME_FLAG_TAGGED 2		/* wire::flag_tagged: (rts) a tagged message */
 
 struct o2g_frame {
 	u8 type;
@@ -30,10 +32,13 @@ struct o2g_frame {
 	u64 length;
 	u64 tag;
 	u64 data;
+	u64 a;			/* rts: the message's length */
+	u64 b;			/* rts: the sender's op id */
 };
 
 enum o2g_frame_verdict {
 	O2G_FRAME_EAGER,	/* a msg or tagged frame the module delivers */
+	O2G_FRAME_RENDEZVOUS,	/* a tagged rts frame the module matches (no payload) */
 	O2G_FRAME_UNSUPPORTED,	/* a valid type the module does not take */
 	O2G_FRAME_BAD,		/* not a header at all */
 };

@@ -175,7 +175,7 @@ static bool o2g_is_socket_cmd(unsigned int cmd)
 {
 	return cmd == O2G_IOC_ATTACH || cmd == O2G_IOC_DETACH || cmd == O2G_IOC_POST_RECV ||
 	       cmd == O2G_IOC_CANCEL || cmd == O2G_IOC_SET_EVENTFD || cmd == O2G_IOC_TAKE_FRAME ||
-	       cmd == O2G_IOC_RESUME || cmd == O2G_IOC_FLUSH_POSTS;
+	       cmd == O2G_IOC_RESUME || cmd == O2G_IOC_FLUSH_POSTS || cmd == O2G_IOC_PEEK;
 }
 
 /* ioctl_mutex held. */
@@ -219,6 +219,8 @@ static long o2g_dispatch(struct o2g_context *ctx, unsigned int cmd, void __user 
 		return o2g_recv_post(ctx, arg);
 	case O2G_IOC_CANCEL:
 		return o2g_recv_cancel(ctx, arg);
+	case O2G_IOC_PEEK:
+		return o2g_recv_peek(ctx, arg);
 	case O2G_IOC_TAKE_FRAME:
 	case O2G_IOC_RESUME:
 		return o2g_sock_handoff(ctx, cmd, arg);

@@ -143,7 +143,7 @@ static bool o2g_post_take(struct o2g_context *ctx, const struct o2g_post *e, str
 		break;
 	case O2G_POST_CANCEL:
 		/* No completion was promised for a cancel: a bad one is only counted. */
-		if ((e->flags & ~O2G_RECV_FLAGS_ALL) || e->reserved)
+		if ((e->flags & ~O2G_POST_FLAGS_ALL) || e->reserved)
 			O2G_COUNT(refused);
 		else
 			o2g_recv_cancel_locked(ctx, e->cookie, e->flags, true);

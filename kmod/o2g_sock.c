@@ -4,7 +4,11 @@
  * sk_data_ready and sk_state_change (as net/kcm and net/strparser do), cuts the byte stream
  * into frames, matches each eager message as its header arrives and copies
  * the payload from the skbs straight into the posted receive's pinned pages,
- * or, when nothing is posted, into a bounded unexpected buffer. When that
+ * or, when nothing is posted, into a bounded unexpected buffer. A tagged
+ * rendezvous request (rts, no payload) is matched the same way, so that
+ * tagged messages of every size keep MPI's order in one engine; its
+ * receive completes with O2G_CQE_RENDEZVOUS and user space fetches the
+ * data (the data frames are handed off). When that
  * space is full the socket is simply not read: the bytes stay in TCP's
  * receive queue, the window closes and the sender is pushed back. Posting a
  * receive kicks the stopped sockets.
@@ -81,9 +85,15 @@ static void o2g_sock_schedule(struct o2g_socket *osk, unsigned long delay)
 	queue_delayed_work(o2g_wq, &osk->rx_work, delay);
 }
 
+/* Only tagged rts frames reach matching (o2g_frame_decode). */
+static bool o2g_frame_is_rts(const struct o2g_frame *f)
+{
+	return f->type == O2G_FRAME_RTS;
+}
+
 static enum o2g_engine o2g_frame_engine(const struct o2g_frame *f)
 {
-	return f->type == O2G_FRAME_TAGGED ? O2G_TAGGED : O2G_UNTAGGED;
+	return f->type == O2G_FRAME_TAGGED || o2g_frame_is_rts(f) ? O2G_TAGGED : O2G_UNTAGGED;
 }
 
 /* The message as the engine and the completions see it. */
@@ -92,9 +102,18 @@ static void o2g_frame_msg(const struct o2g_socket *osk, struct o2g_unexpected *m
 	memset(msg, 0, sizeof(*msg));
 	msg->source = osk->source;
 	/* Untagged messages match on source only, as in the user backend. */
-	msg->tag = osk->frame.type == O2G_FRAME_TAGGED ? osk->frame.tag : 0;
+	msg->tag = o2g_frame_engine(&osk->frame) == O2G_TAGGED ? osk->frame.tag : 0;
 	msg->data = osk->frame.data;
-	msg->length = osk->frame.length;
+	/* A rendezvous request carries no payload, only the message's length. */
+	msg->length = o2g_frame_is_rts(&osk->frame) ? osk->frame.a : osk->frame.length;
+}
+
+/* Whom user space asks for a rendezvous message's data. */
+static struct o2g_rndv o2g_frame_rndv(const struct o2g_socket *osk)
+{
+	struct o2g_rndv r = { .sender_op = osk->frame.b, .sock = osk->fd };
+
+	return r;
 }
 
 static u32 o2g_frame_cqe_flags(const struct o2g_frame *f)
@@ -152,9 +171,12 @@ static void o2g_sock_frame_done(struct o2g_socket *osk)
 
 	spin_lock_bh(&ctx->lock);
 	if (osk->state == O2G_RX_TO_RECV) {
+		struct o2g_rndv rndv = o2g_frame_rndv(osk);
+
 		o2g_frame_msg(osk, &msg);
 		o2g_recv_complete(ctx, osk->target, &msg, o2g_frame_cqe_flags(&osk->frame),
-				  min(osk->frame.length, osk->target->len), 0);
+				  min(osk->frame.length, osk->target->len), 0,
+				  o2g_frame_is_rts(&osk->frame) ? &rndv : NULL);
 	} else {
 		/*
 		 * The message arrives now, whole: a receive posted while its
@@ -186,6 +208,7 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 {
 	struct o2g_context *ctx = osk->ctx;
 	enum o2g_engine engine = o2g_frame_engine(&osk->frame);
+	u64 payload = osk->frame.length;	/* 0 for a rendezvous request */
 	struct o2g_unexpected msg;
 	struct o2g_buffered *buffer;
 	struct o2g_posted *p;
@@ -197,7 +220,7 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 	o2g_post_drain_locked(ctx);
 	p = o2g_match_find_posted(&ctx->engines[engine], msg.source, msg.tag);
 	room = ctx->unexpected_msgs < o2g_max_unexpected_msgs &&
-	       ctx->unexpected_bytes + msg.length <= o2g_max_unexpected_bytes;
+	       ctx->unexpected_bytes + payload <= o2g_max_unexpected_bytes;
 	/* About to stop: a receive written from now on must not wait for another frame. */
 	if (!p && !room && o2g_post_attention_locked(ctx))
 		p = o2g_match_find_posted(&ctx->engines[engine], msg.source, msg.tag);
@@ -217,15 +240,15 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 	}
 	/* Reserved now, so that two sockets cannot both take the last space. */
 	ctx->unexpected_msgs++;
-	ctx->unexpected_bytes += msg.length;
+	ctx->unexpected_bytes += payload;
 	spin_unlock_bh(&ctx->lock);
 
-	buffer = o2g_buffered_alloc(msg.length, osk->gfp);
+	buffer = o2g_buffered_alloc(payload, osk->gfp);
 	if (!buffer) {
 		O2G_COUNT(mem_fail);
 		spin_lock_bh(&ctx->lock);
 		ctx->unexpected_msgs--;
-		ctx->unexpected_bytes -= msg.length;
+		ctx->unexpected_bytes -= payload;
 		osk->state = O2G_RX_DISPATCH;
 		spin_unlock_bh(&ctx->lock);
 		/* The worker tries again a little later, where it may sleep. */
@@ -238,6 +261,9 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 	buffer->node.tag = msg.tag;
 	buffer->node.data = msg.data;
 	buffer->node.length = msg.length;
+	buffer->payload = payload;
+	buffer->rendezvous = o2g_frame_is_rts(&osk->frame);
+	buffer->rndv = o2g_frame_rndv(osk);
 	osk->buffer = buffer;
 	osk->state = O2G_RX_TO_BUFFER;
 started:
@@ -278,6 +304,10 @@ static void o2g_sock_header_done(struct o2g_socket *osk)
 			o2g_sock_hand_off(osk);
 			return;
 		}
+		o2g_sock_dispatch(osk);
+		return;
+	case O2G_FRAME_RENDEZVOUS:
+		/* Matched here like an eager message; the data stays user space's. */
 		o2g_sock_dispatch(osk);
 		return;
 	case O2G_FRAME_UNSUPPORTED:
@@ -555,7 +585,7 @@ static void o2g_sock_release(struct o2g_context *ctx, struct o2g_socket *osk)
 	if (osk->state == O2G_RX_TO_RECV) {
 		/* Cut off mid-message: the receive ends with an error. */
 		o2g_frame_msg(osk, &msg);
-		o2g_recv_complete(ctx, osk->target, &msg, 0, 0, ECONNRESET);
+		o2g_recv_complete(ctx, osk->target, &msg, 0, 0, ECONNRESET, NULL);
 	} else if (osk->state == O2G_RX_TO_BUFFER) {
 		o2g_buffered_free(ctx, osk->buffer);
 	}

@@ -37,9 +37,10 @@ mod_dir=$("$here/module-build.sh" "$top" "$kver" "$cache") || fail "the module d
 # through the 9p share.
 root=$work/initrd
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,modules,progs}
-for ex in ring pi isort; do
-    "$HASHI_PREFIX/bin/mpicc" -O2 -o "$root/progs/$ex" "$top/examples/$ex.c" -lm >"$work/$ex.build.log" 2>&1 ||
-        { cat "$work/$ex.build.log"; fail "compiling examples/$ex.c"; }
+for src in examples/ring.c examples/pi.c examples/isort.c tests/kmod/probe_rendezvous.c; do
+    ex=$(basename "$src" .c)
+    "$HASHI_PREFIX/bin/mpicc" -O2 -o "$root/progs/$ex" "$top/$src" -lm >"$work/$ex.build.log" 2>&1 ||
+        { cat "$work/$ex.build.log"; fail "compiling $src"; }
 done
 if [[ ${O2G_BENCH:-0} != 0 ]]; then
     "$top/bench/kmod/o2g-bench.sh" --prepare "$root/progs"
@@ -69,5 +70,5 @@ set -e
 
 # shellcheck source=tests/kmod/vm-verdict.sh
 source "$here/vm-verdict.sh"
-vm_verdict o2g-provider-vm "$work" "$qemu_rc" provider-ring provider-pi provider-isort hashi-info-module \
+vm_verdict o2g-provider-vm "$work" "$qemu_rc" provider-ring provider-pi provider-isort provider-probe_rendezvous hashi-info-module \
     provider-bad-choice provider-kill-9

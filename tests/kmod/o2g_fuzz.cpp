@@ -217,7 +217,18 @@ private:
             r->ignore = pick(4) == 0 ? ~0ull : 0;
             r->len = random_length();
             r->addr = random_address(r->len);
-            r->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(2));
+            // UNTAGGED and CLAIM (claims are small numbers, as peeks reserve them).
+            r->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(4));
+            r->claim = pick(8);
+            break;
+        }
+        case _IOC_NR(O2G_IOC_PEEK): {
+            auto* k = static_cast<o2g_peek*>(arg);
+            k->source = random_source();
+            k->tag = pick(8);
+            k->ignore = pick(4) == 0 ? ~0ull : 0;
+            k->claim = pick(8);
+            k->flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(4));
             break;
         }
         case _IOC_NR(O2G_IOC_CANCEL): {
@@ -251,7 +262,7 @@ private:
     {
         static const unsigned long valid[] = {O2G_IOC_INFO, O2G_IOC_MATCH, O2G_IOC_ATTACH, O2G_IOC_DETACH,
             O2G_IOC_POST_RECV, O2G_IOC_CANCEL, O2G_IOC_SET_EVENTFD, O2G_IOC_STATS, O2G_IOC_TAKE_FRAME, O2G_IOC_RESUME,
-            O2G_IOC_FLUSH_POSTS};
+            O2G_IOC_FLUSH_POSTS, O2G_IOC_PEEK};
         unsigned long cmd;
         switch (pick(4)) {
         case 0:
@@ -320,7 +331,8 @@ private:
                 raw[b] = static_cast<std::uint8_t>(rng_());
             if (pick(4) != 0) {
                 e.op = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(1 + pick(2));
-                e.flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(2));
+                // CLAIM (2) is refused in the ring: ioctl only.
+                e.flags = pick(8) == 0 ? static_cast<std::uint32_t>(any64()) : static_cast<std::uint32_t>(pick(4));
                 e.reserved = pick(8) == 0 ? any64() : 0;
                 e.cookie = pick(64);
                 e.source = random_source();
@@ -362,10 +374,11 @@ private:
             x = static_cast<std::uint8_t>(rng_());
         std::size_t n = 1 + pick(sizeof b);
         if (pick(2)) {
-            b[0] = static_cast<std::uint8_t>(3 + pick(2)); // msg or tagged
-            b[1] = static_cast<std::uint8_t>(pick(2));
+            b[0] = static_cast<std::uint8_t>(3 + pick(3)); // msg, tagged or rts
+            b[1] = static_cast<std::uint8_t>(pick(4)); // remote data, tagged (rts)
             b[2] = b[3] = 0;
-            const std::uint64_t len = pick(200);
+            // An rts should have no payload; sometimes it has.
+            const std::uint64_t len = b[0] == 5 && pick(4) != 0 ? 0 : pick(200);
             std::memcpy(b + 8, &len, 8);
             const std::uint64_t tag = pick(8);
             std::memcpy(b + 16, &tag, 8);

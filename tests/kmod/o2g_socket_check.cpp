@@ -485,15 +485,16 @@ std::string bad_frame(frame_type type, std::uint8_t flags, const char* counter)
     return std::string("EPROTO event, ") + counter + " counted, nothing read after it";
 }
 
-// O2G_ATTACH_HANDOFF | TAGGED_ONLY: an untagged message and a rendezvous
-// request stop the socket for user space, which takes the header, reads the
-// payload itself and resumes; the tagged messages around them still land
-// in the kernel, in order.
+// O2G_ATTACH_HANDOFF | TAGGED_ONLY: an untagged message and an untagged
+// rendezvous request stop the socket for user space, which takes the
+// header, reads the payload itself and resumes; the tagged messages around
+// them still land in the kernel, in order. (Tagged requests are matched:
+// rendezvous_in_order.)
 std::string handoff_to_user_space()
 {
     hashi::wire::frame_header rts;
     rts.type = frame_type::rts;
-    rts.flags = hashi::wire::flag_tagged;
+    rts.flags = 0;
     rts.tag = 5;
     rts.a = 1u << 24; // bytes the sender wants to send
     rts.b = 77; // its op id
@@ -559,7 +560,7 @@ std::string handoff_to_user_space()
     if (auto bad = check_bytes(b2.data(), b2.size(), 3); !bad.empty())
         throw test_failure("tagged 2 after the handoffs: " + bad);
     s.join();
-    return "untagged msg (300 B, read by user space) and rts handed off in order between two kernel deliveries; "
+    return "untagged msg (300 B, read by user space) and untagged rts handed off in order between two kernel deliveries; "
            "RESUME refused while its event was unread";
 }
 
@@ -567,7 +568,8 @@ std::string bad_frames()
 {
     return "type 99: " + bad_frame(static_cast<frame_type>(99), 0, "bad_header") +
         "; tagged with flags 0x80: " + bad_frame(frame_type::tagged, 0x80, "bad_header") +
-        "; rts (left to user space): " + bad_frame(frame_type::rts, 0, "unsupported");
+        "; rts (left to user space): " + bad_frame(frame_type::rts, 0, "unsupported") +
+        "; tagged rts with a payload: " + bad_frame(frame_type::rts, hashi::wire::flag_tagged, "bad_header");
 }
 
 // The peer closes after its messages: they are delivered, then one ECONNRESET event.
@@ -1278,6 +1280,212 @@ std::string ring_bad_entries()
         "max_posted refused with EAGAIN, " + std::to_string(info.max_posted) + " cancels through the ring";
 }
 
+// A tagged rendezvous request: no payload, a = the message's bytes, b = the
+// sender's op id, with remote data derived from the op id.
+void send_rts(int sock, std::uint64_t tag, std::uint64_t bytes, std::uint64_t sender_op)
+{
+    hashi::wire::frame_header h;
+    h.type = frame_type::rts;
+    h.flags = hashi::wire::flag_tagged | hashi::wire::flag_remote_data;
+    h.tag = tag;
+    h.data = 600 + sender_op;
+    h.a = bytes;
+    h.b = sender_op;
+    const auto b = hashi::wire::encode_header(h);
+    write_all(sock, b.data(), b.size());
+}
+
+// The completion of a receive a rendezvous request matched: nothing
+// written, the message's length, whom to ask (op id, socket).
+void expect_rendezvous(const o2g_completion& c, std::uint64_t cookie, std::uint64_t tag, std::uint64_t bytes,
+    std::uint64_t sender_op, int sock, std::size_t capacity)
+{
+    const std::uint32_t flags =
+        O2G_CQE_RENDEZVOUS | O2G_CQE_REMOTE_DATA | (bytes > capacity ? O2G_CQE_TRUNCATED : 0u);
+    if (c.cookie != cookie || c.source != peer_source || c.tag != tag || c.data != 600 + sender_op ||
+        c.length != bytes || c.received != 0 || c.status != 0 || c.flags != flags || c.sender_op != sender_op ||
+        c.sock != sock)
+        throw test_failure("rendezvous completion " + describe(c) + " sender_op=" + std::to_string(c.sender_op) +
+            " sock=" + std::to_string(c.sock) + ", expected cookie=" + std::to_string(cookie) + " tag=" +
+            std::to_string(tag) + " len=" + std::to_string(bytes) + " flags=" + std::to_string(flags) +
+            " sender_op=" + std::to_string(sender_op) + " sock=" + std::to_string(sock));
+}
+
+// Tagged messages of every size keep MPI's order in one engine: eager, a
+// rendezvous request, eager again, all with one tag, go to the receives in
+// posting order, whether the receives came first (matched in the receive
+// path) or the messages (unexpected, then taken by ioctl and ring posts).
+// The request's receive completes with O2G_CQE_RENDEZVOUS; an unexpected
+// request holds no payload bytes.
+std::string rendezvous_in_order()
+{
+    sender s([](int sock, const auto& wait_go) {
+        for (std::uint64_t round = 0; round < 2; ++round) {
+            wait_go();
+            const std::uint64_t tag = 5 + round, seed = 10 * round;
+            send_frame(sock, frame_type::tagged, tag, seed + 1, payload(seed + 1, 100));
+            send_rts(sock, tag, (16u << 20) + round, 77 + round);
+            send_frame(sock, frame_type::tagged, tag, seed + 3, payload(seed + 3, 200));
+        }
+        wait_go(); // the end of the stream is an event: only once the receiver is done
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int fd = s.receiver();
+    const long long rendezvous0 = counter_now("rendezvous");
+    std::vector<std::uint8_t> a(100), b(1u << 20), c(200);
+
+    // Receives first.
+    o2g_recv ra = make_recv(1, 5, a.data(), a.size()), rb = make_recv(2, 5, b.data(), b.size()),
+             rc = make_recv(3, 5, c.data(), c.size());
+    for (auto* r : {&ra, &rb, &rc})
+        ctx.must(O2G_IOC_POST_RECV, r, "post");
+    s.go();
+    expect_completion(must_complete(ctx, "eager before the request"), 1, 5, 1, 100, 100, O2G_CQE_REMOTE_DATA);
+    expect_rendezvous(must_complete(ctx, "the rendezvous request"), 2, 5, 16u << 20, 77, fd, b.size());
+    expect_completion(must_complete(ctx, "eager after the request"), 3, 5, 3, 200, 200, O2G_CQE_REMOTE_DATA);
+    if (auto e = check_bytes(a.data(), a.size(), 1) + check_bytes(c.data(), c.size(), 3); !e.empty())
+        throw test_failure("receives posted first: " + e);
+
+    // Messages first: unexpected, 300 payload bytes held (the request none).
+    s.go();
+    if (!eventually([&] { return ctx.stats().unexpected == 3; }))
+        throw test_failure("the second round did not become unexpected");
+    if (const auto st = ctx.stats(); st.unexpected_bytes != 300)
+        throw test_failure(std::to_string(st.unexpected_bytes) + " unexpected bytes held, expected 300 (100 + 200; "
+            "a rendezvous request holds none)");
+    ra = make_recv(4, 6, a.data(), a.size());
+    rb = make_recv(5, 6, b.data(), b.size());
+    ctx.must(O2G_IOC_POST_RECV, &ra, "post");
+    ctx.must(O2G_IOC_POST_RECV, &rb, "post");
+    if (ra.result != O2G_RESULT_MATCH || rb.result != O2G_RESULT_MATCH)
+        throw test_failure("receives of unexpected messages did not match at once");
+    expect_completion(ra.done, 4, 6, 11, 100, 100, O2G_CQE_REMOTE_DATA);
+    expect_rendezvous(rb.done, 5, 6, (16u << 20) + 1, 78, fd, b.size());
+    ctx.map_post_ring();
+    ctx.ring_post(make_post(O2G_POST_RECV, 6, 6, c.data(), c.size()));
+    expect_completion(must_complete(ctx, "a ring receive after the request"), 6, 6, 13, 200, 200,
+        O2G_CQE_REMOTE_DATA);
+    if (auto e = check_bytes(a.data(), a.size(), 11) + check_bytes(c.data(), c.size(), 13); !e.empty())
+        throw test_failure("messages first: " + e);
+    const auto st = ctx.stats();
+    if (st.unexpected != 0 || st.unexpected_bytes != 0 || st.posted != 0)
+        throw test_failure("left after both rounds: " + std::to_string(st.unexpected) + " unexpected (" +
+            std::to_string(st.unexpected_bytes) + " bytes), " + std::to_string(st.posted) + " posted");
+    if (counter_now("rendezvous") - rendezvous0 != 2)
+        throw test_failure("counter rendezvous moved by " + std::to_string(counter_now("rendezvous") - rendezvous0));
+    s.go();
+    s.join();
+    return "eager, rts, eager with one tag matched in posting order, receives first and messages first "
+           "(ioctl, ring); 0 payload bytes held for an unexpected rts; counter rendezvous +2";
+}
+
+// O2G_IOC_PEEK (MPI_Iprobe, MPI_Improbe) and O2G_RECV_CLAIM (MPI_Mrecv):
+// a peek sees whole unexpected messages without taking them; with a
+// claim the message leaves every receive's view until its claim receive
+// takes it (by ioctl only: the posting ring refuses a claim).
+std::string peek_and_claim()
+{
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        send_frame(sock, frame_type::tagged, 1, 1, payload(1, 100));
+        send_rts(sock, 2, 5u << 20, 79);
+        send_frame(sock, frame_type::tagged, 3, 3, payload(3, 50));
+        wait_go();
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int fd = s.receiver();
+    s.go();
+    if (!eventually([&] { return ctx.stats().unexpected == 3; }))
+        throw test_failure("the three messages did not become unexpected");
+    auto peek = [&](std::uint64_t source, std::uint64_t tag, std::uint64_t ignore, std::uint32_t flags,
+                    std::uint64_t claim) {
+        o2g_peek k {};
+        k.source = source;
+        k.tag = tag;
+        k.ignore = ignore;
+        k.flags = flags;
+        k.claim = claim;
+        ctx.must(O2G_IOC_PEEK, &k, "peek");
+        return k;
+    };
+    auto expect_msg = [&](const o2g_peek& k, std::uint64_t tag, std::uint64_t length, std::uint32_t flags,
+                          const char* what) {
+        if (k.result != O2G_RESULT_MESSAGE || k.msg.tag != tag || k.msg.length != length ||
+            k.msg.source != peer_source || k.msg.flags != flags)
+            throw test_failure(std::string(what) + ": result " + std::to_string(k.result) + ", " + describe(k.msg));
+    };
+    expect_msg(peek(peer_source, 1, 0, 0, 0), 1, 100, O2G_CQE_REMOTE_DATA, "peek of tag 1");
+    expect_msg(peek(peer_source, 2, 0, 0, 0), 2, 5u << 20, O2G_CQE_REMOTE_DATA | O2G_CQE_RENDEZVOUS,
+        "peek of the rendezvous request");
+    expect_msg(peek(O2G_ANY_SOURCE, 3, 0, 0, 0), 3, 50, O2G_CQE_REMOTE_DATA, "peek of tag 3 from any source");
+    if (peek(peer_source, 9, 0, 0, 0).result != O2G_RESULT_NONE)
+        throw test_failure("a peek of tag 9 found a message");
+    if (ctx.stats().unexpected != 3)
+        throw test_failure("a peek took a message");
+
+    // Claimed: the first in arrival order, then invisible to peeks and receives.
+    expect_msg(peek(peer_source, 0, ~0ull, O2G_PEEK_CLAIM, 11), 1, 100, O2G_CQE_REMOTE_DATA, "peek-claim of any tag");
+    expect_msg(peek(peer_source, 0, ~0ull, 0, 0), 2, 5u << 20, O2G_CQE_REMOTE_DATA | O2G_CQE_RENDEZVOUS,
+        "a peek after the claim");
+    std::vector<std::uint8_t> plain_buf(100), claim_buf(100), last(50);
+    o2g_recv plain = make_recv(20, 1, plain_buf.data(), plain_buf.size());
+    ctx.must(O2G_IOC_POST_RECV, &plain, "post");
+    if (plain.result != O2G_RESULT_QUEUED)
+        throw test_failure("a receive took the claimed message");
+    // A claim holding a message already: a plain peek (the engine's rule).
+    expect_msg(peek(peer_source, 3, 0, O2G_PEEK_CLAIM, 11), 3, 50, O2G_CQE_REMOTE_DATA, "a second claim for 11");
+    expect_msg(peek(peer_source, 3, 0, 0, 0), 3, 50, O2G_CQE_REMOTE_DATA, "tag 3 after a second claim for 11");
+
+    o2g_recv claimed = make_recv(21, 0, claim_buf.data(), claim_buf.size());
+    claimed.flags = O2G_RECV_CLAIM;
+    claimed.claim = 11;
+    ctx.must(O2G_IOC_POST_RECV, &claimed, "claim receive");
+    if (claimed.result != O2G_RESULT_MATCH)
+        throw test_failure("the claim receive did not complete at once");
+    expect_completion(claimed.done, 21, 1, 1, 100, 100, O2G_CQE_REMOTE_DATA);
+    if (auto e = check_bytes(claim_buf.data(), claim_buf.size(), 1); !e.empty())
+        throw test_failure("claimed message: " + e);
+    if (int e = ctx.call(O2G_IOC_POST_RECV, &claimed); e != -ENOENT)
+        throw test_failure("a second claim receive gave " + std::to_string(e) + ", expected -ENOENT");
+
+    // The rendezvous request claimed, then taken by a zero-length claim (FI_DISCARD).
+    expect_msg(peek(peer_source, 2, 0, O2G_PEEK_CLAIM, 12), 2, 5u << 20, O2G_CQE_REMOTE_DATA | O2G_CQE_RENDEZVOUS,
+        "peek-claim of the request");
+    o2g_recv discard = make_recv(22, 0, nullptr, 0);
+    discard.flags = O2G_RECV_CLAIM;
+    discard.claim = 12;
+    ctx.must(O2G_IOC_POST_RECV, &discard, "discarding claim receive");
+    expect_rendezvous(discard.done, 22, 2, 5u << 20, 79, fd, 0);
+
+    // No claims through the posting ring.
+    ctx.map_post_ring();
+    o2g_post e = make_post(O2G_POST_RECV, 23, 3, last.data(), last.size());
+    e.flags = O2G_RECV_CLAIM;
+    ctx.ring_post(e, false);
+    ctx.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+    const o2g_completion refused = must_complete(ctx, "a claim in the posting ring");
+    if (refused.cookie != 23 || refused.status != EINVAL || refused.flags != O2G_CQE_REFUSED)
+        throw test_failure("a claim in the ring: " + describe(refused));
+
+    o2g_cancel cancel {};
+    cancel.cookie = 20;
+    ctx.must(O2G_IOC_CANCEL, &cancel, "cancel");
+    o2g_recv rest = make_recv(24, 3, last.data(), last.size());
+    ctx.must(O2G_IOC_POST_RECV, &rest, "post");
+    expect_completion(rest.done, 24, 3, 3, 50, 50, O2G_CQE_REMOTE_DATA);
+    const auto st = ctx.stats();
+    if (cancel.result != O2G_RESULT_TRUE || st.unexpected != 0 || st.posted != 0)
+        throw test_failure("left: " + std::to_string(st.unexpected) + " unexpected, " + std::to_string(st.posted) +
+            " posted (cancel result " + std::to_string(cancel.result) + ")");
+    s.go();
+    s.join();
+    return "peeks by tag, any source and any tag (eager and rts) leave messages in place; a claimed message hidden "
+           "from peeks and receives, a second claim for it a plain peek, taken by its claim receive (ENOENT after), an rts "
+           "claimed and discarded, a claim refused in the ring";
+}
+
 int run_all()
 {
     const std::pair<const char*, std::string (*)()> scenarios[] = {
@@ -1302,6 +1510,8 @@ int run_all()
         {"ring-unexpected-then-posted", ring_unexpected_then_posted},
         {"ring-then-ioctl-order", ring_then_ioctl_order},
         {"ring-bad-entries", ring_bad_entries},
+        {"rendezvous-in-order", rendezvous_in_order},
+        {"peek-and-claim", peek_and_claim},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {

@@ -21,7 +21,13 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define O2G_ABI_VERSION 3	/* 2: O2G_ATTACH_HANDOFF, TAKE_FRAME, RESUME; 3: the posting ring */
+/*
+ * 2: O2G_ATTACH_HANDOFF, TAKE_FRAME, RESUME; 3: the posting ring;
+ * 4: tagged rendezvous requests matched (O2G_CQE_RENDEZVOUS, the
+ * completion's sender_op and sock), O2G_IOC_PEEK, O2G_RECV_CLAIM.
+ * Struct sizes changed in 4: a caller built for another ABI gets ENOTTY.
+ */
+#define O2G_ABI_VERSION 4
 #define O2G_DEVICE_PATH "/dev/o2g"
 
 /* fi_addr_t's FI_ADDR_UNSPEC: a receive for any source. */
@@ -135,6 +141,10 @@ struct o2g_attach {
 					   * (O2G_IOC_TAKE_FRAME) */
 #define O2G_CQE_REFUSED		(1u << 5) /* an entry of the posting ring the module
 					   * refused (status says why): never posted */
+#define O2G_CQE_RENDEZVOUS	(1u << 6) /* a tagged rendezvous request (an rts frame)
+					   * matched: nothing was written; `length` is
+					   * the message's, sender_op and sock say whom
+					   * user space asks for the data */
 
 /*
  * One completion. status is 0 or a positive errno: EFAULT when the buffer
@@ -150,18 +160,25 @@ struct o2g_completion {
 	__u64 received;		/* bytes written into the buffer */
 	__u32 status;
 	__u32 flags;		/* O2G_CQE_* */
-	__u64 reserved;
+	__u64 sender_op;	/* O2G_CQE_RENDEZVOUS: the rts frame's sender op id */
+	__s32 sock;		/* O2G_CQE_RENDEZVOUS: the socket it came on, as attached */
+	__u32 reserved;
 };
 
-/* o2g_recv.flags */
+/* o2g_recv.flags (o2g_post.flags: UNTAGGED only) */
 #define O2G_RECV_UNTAGGED	(1u << 0)
-#define O2G_RECV_FLAGS_ALL	(O2G_RECV_UNTAGGED)
+#define O2G_RECV_CLAIM		(1u << 1) /* the message O2G_IOC_PEEK reserved for `claim` */
+#define O2G_RECV_FLAGS_ALL	(O2G_RECV_UNTAGGED | O2G_RECV_CLAIM)
+#define O2G_POST_FLAGS_ALL	(O2G_RECV_UNTAGGED)
 
 /*
  * Post a receive into [addr, addr + len). If an unexpected message matches,
  * it is copied at once and the completion comes back in `done` (result
  * O2G_RESULT_MATCH); otherwise the receive is queued (O2G_RESULT_QUEUED) and
- * its completion will appear in the ring.
+ * its completion will appear in the ring. With O2G_RECV_CLAIM the receive
+ * takes the message O2G_IOC_PEEK reserved for `claim` (source, tag and
+ * ignore are not used): always O2G_RESULT_MATCH, or ENOENT when nothing is
+ * reserved for that claim. len 0 with CLAIM drops the message (FI_DISCARD).
  */
 struct o2g_recv {
 	__u64 cookie;
@@ -172,7 +189,31 @@ struct o2g_recv {
 	__u64 len;
 	__u32 flags;		/* O2G_RECV_* */
 	__u32 result;		/* out */
+	__u64 claim;		/* O2G_RECV_CLAIM: the claim cookie given to O2G_IOC_PEEK */
 	struct o2g_completion done; /* out, when result is O2G_RESULT_MATCH */
+};
+
+/* o2g_peek.flags: O2G_RECV_UNTAGGED picks the engine, and */
+#define O2G_PEEK_CLAIM		(1u << 1) /* reserve the message found for `claim` */
+#define O2G_PEEK_FLAGS_ALL	(O2G_PEEK_CLAIM | O2G_RECV_UNTAGGED)
+
+/*
+ * O2G_IOC_PEEK (MPI_Iprobe, MPI_Improbe): is a whole message that a receive
+ * for (source, tag, ignore) would take held unexpected? result
+ * O2G_RESULT_MESSAGE with the message in `msg` (cookie 0, length, tag,
+ * data, source, flags REMOTE_DATA and RENDEZVOUS), or O2G_RESULT_NONE. With
+ * O2G_PEEK_CLAIM the message leaves the queue, reserved for a later
+ * O2G_RECV_CLAIM receive with the same `claim` (if that claim holds one
+ * already, this is a plain peek: the matching engine's rule). Receives in the posting ring are taken before the peek.
+ */
+struct o2g_peek {
+	__u64 source;
+	__u64 tag;
+	__u64 ignore;
+	__u64 claim;
+	__u32 flags;		/* O2G_PEEK_* */
+	__u32 result;		/* out */
+	struct o2g_completion msg; /* out, when result is O2G_RESULT_MESSAGE */
 };
 
 struct o2g_cancel {
@@ -298,7 +339,7 @@ struct o2g_counters {
 	__u64 handoffs;		/* frames handed to user space (O2G_ATTACH_HANDOFF) */
 	__u64 ring_posts;	/* posting ring entries taken (refused ones included) */
 	__u64 ring_post_deferred; /* times the softirq left a ring entry to the worker */
-	__u64 reserved[1];
+	__u64 rendezvous;	/* tagged rendezvous requests matched to a receive */
 };
 
 struct o2g_stats {
@@ -321,5 +362,6 @@ struct o2g_stats {
 #define O2G_IOC_TAKE_FRAME	_IOWR(O2G_IOC_MAGIC, 9, struct o2g_handoff)
 #define O2G_IOC_RESUME		_IOW(O2G_IOC_MAGIC, 10, struct o2g_handoff)
 #define O2G_IOC_FLUSH_POSTS	_IO(O2G_IOC_MAGIC, 11)
+#define O2G_IOC_PEEK		_IOWR(O2G_IOC_MAGIC, 12, struct o2g_peek)
 
 #endif /* _UAPI_LINUX_O2G_H */

@@ -12,9 +12,10 @@ namespace hashi::fi {
 std::optional<recv_backend_kind> recv_backend_from_environment(bool plain_streams, std::string& err, const char* device)
 {
     const char* v = std::getenv("FI_HASHI_RECV");
-    // The default is user until the module takes MPI_Probe and tagged
-    // rendezvous: with `auto` as the default, a program that probes would
-    // fail on every node where the module happens to be loaded.
+    // The default is user: the module matches every tagged message now
+    // (MPI_Probe and rendezvous included), but a rank receiving through it
+    // is not faster yet (bench/kmod: 0.73x the message rate, kmod/README.md),
+    // so loading the module must not change a job that did not ask for it.
     const std::string_view want = v != nullptr && *v != '\0' ? v : "user";
     const bool present = ::access(device, F_OK) == 0;
     if (want == "user")

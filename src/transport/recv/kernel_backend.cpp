@@ -27,23 +27,28 @@ std::uint64_t cookie_of(const op* o) { return reinterpret_cast<std::uintptr_t>(o
 
 // The module's view of a tagged receive: an ioctl's o2g_recv or a posting
 // ring's o2g_post, which share these fields.
-template <class Desc> Desc describe_recv(const op* o, const recv_request& r)
+template <class Desc>
+Desc describe_recv(const op* o, const recv_request& r, std::pair<std::uintptr_t, std::size_t> buffer)
 {
     Desc d {};
     d.cookie = cookie_of(o);
     d.source = r.src == FI_ADDR_UNSPEC ? O2G_ANY_SOURCE : r.src;
     d.tag = r.tag;
     d.ignore = r.ignore;
-    d.addr = r.count ? reinterpret_cast<std::uintptr_t>(r.iov[0].iov_base) : 0;
-    d.len = r.count ? r.iov[0].iov_len : 0;
+    d.addr = buffer.first;
+    d.len = buffer.second;
     return d;
 }
+
+// What MPI_Improbe reserved a message for, and MPI_Mrecv takes it by: the
+// receive's context, as in the user backend.
+std::uint64_t claim_of(const void* context) { return reinterpret_cast<std::uintptr_t>(context); }
 
 } // namespace
 
 kernel_backend::kernel_backend(domain_obj& domain, const bindings& b, peer_table& peers, operations& ops,
     completions& done, receive_events& up, const std::size_t& min_multi_recv, progress_loop& loop)
-    : ops_(ops), done_(done), b_(b), up_(up), user_(domain, b, peers, ops, done, up, min_multi_recv)
+    : ops_(ops), peers_(peers), done_(done), b_(b), up_(up), user_(domain, b, peers, ops, done, up, min_multi_recv)
 {
     std::string err;
     const auto ring = env_switch("FI_HASHI_O2G_POST_RING", true, err);
@@ -210,12 +215,6 @@ void kernel_backend::socket_event(const o2g_completion& e)
         up_.path_failed(c, "a bad frame header: " + std::get<wire::decode_error>(d).reason);
         return;
     }
-    if (fh->type == wire::frame_type::rts && (fh->flags & wire::flag_tagged)) {
-        up_.path_failed(c, "a tagged message of " + std::to_string(fh->a) +
-                " bytes came by rendezvous, which FI_HASHI_RECV=kernel does not match yet: raise "
-                "FI_HASHI_EAGER_SIZE (up to 1048576) on the senders, or use FI_HASHI_RECV=user");
-        return;
-    }
     // The module delivered the frames before it in order: the user
     // backend's sequence check starts again from this one.
     if (c.p != nullptr)
@@ -228,10 +227,35 @@ void kernel_backend::socket_event(const o2g_completion& e)
     catch_up(a);
 }
 
+// The op leaves the module's books (and its bounce buffer, if any, goes).
+void kernel_backend::finished(op& o)
+{
+    if (auto it = by_context_.find(o.context); it != by_context_.end() && it->second == &o)
+        by_context_.erase(it);
+    posted_ops_.erase(&o);
+    bounce_.erase(&o);
+}
+
 void kernel_backend::completed(op& o, const o2g_completion& e)
 {
-    by_context_.erase(o.context);
-    posted_ops_.erase(&o);
+    if (e.status == 0 && (e.flags & O2G_CQE_RENDEZVOUS)) {
+        start_rendezvous(o, e);
+        return;
+    }
+    if (e.status == 0 && o.iov_count > 1) {
+        // The module wrote the bounce buffer: the message goes where MPI wants it.
+        const auto& bounce = bounce_.at(&o);
+        std::size_t left = std::min<std::size_t>(e.received, bounce.size());
+        const std::uint8_t* from = bounce.data();
+        for (std::size_t i = 0; i < o.iov_count && left > 0; ++i) {
+            const std::size_t n = std::min(o.iov[i].iov_len, left);
+            if (n > 0)
+                std::memcpy(o.iov[i].iov_base, from, n);
+            from += n;
+            left -= n;
+        }
+    }
+    finished(o);
     if (e.status != 0) {
         // EFAULT: the buffer was unmapped before the message came (or, for
         // a receive the posting ring refused, never mapped); ECONNRESET: its
@@ -252,6 +276,48 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
     o.expected = e.received;
     o.received = e.received;
     done_.recv_done(o); // a truncated message ends as FI_ETRUNC there
+}
+
+// The peer a rendezvous request came from: the path of the socket the
+// module names, which must be that peer's (a descriptor number reused by
+// another path since would otherwise send our answer to a stranger), or,
+// for a socket forgotten meanwhile, the peer at the message's source.
+peer* kernel_backend::sender_of(const o2g_completion& e) const
+{
+    if (auto it = by_sock_.find(e.sock); it != by_sock_.end() && it->second.c->p != nullptr) {
+        peer* p = it->second.c->p;
+        if (e.source == O2G_ANY_SOURCE || p->fi_addr == e.source)
+            return p;
+    }
+    return e.source == O2G_ANY_SOURCE ? nullptr : peers_.at_index(e.source);
+}
+
+// A tagged rendezvous request matched `o` in the module: the data comes as
+// the user backend's rendezvous receive, straight into o's buffers.
+void kernel_backend::start_rendezvous(op& o, const o2g_completion& e)
+{
+    finished(o);
+    peer* p = sender_of(e);
+    o.msg_length = e.length;
+    o.msg_tag = e.tag;
+    o.msg_data = e.data;
+    o.has_data = (e.flags & O2G_CQE_REMOTE_DATA) != 0;
+    if (p == nullptr || p->failed) {
+        log_error("a message of %llu bytes matched by o2g came from a peer %s",
+            static_cast<unsigned long long>(e.length), p == nullptr ? "this endpoint no longer knows" : "that failed");
+        done_.error(o, FI_EIO);
+        return;
+    }
+    o.p = p;
+    user_.start_rendezvous_recv(o, e.sender_op, *p);
+}
+
+// A rendezvous request dropped by FI_DISCARD: the sender is told 0 bytes
+// are wanted, so its send completes.
+void kernel_backend::decline_rendezvous(const o2g_completion& e)
+{
+    if (peer* p = sender_of(e); p != nullptr && !p->failed)
+        up_.clear_to_send(*p, e.sender_op, 0, 0);
 }
 
 bool kernel_backend::poll()
@@ -275,25 +341,34 @@ bool kernel_backend::poll()
     return moved;
 }
 
+std::pair<std::uintptr_t, std::size_t> kernel_backend::module_buffer(op& o)
+{
+    if (o.iov_count == 0)
+        return {0, 0};
+    if (o.iov_count == 1)
+        return {reinterpret_cast<std::uintptr_t>(o.iov[0].iov_base), o.iov[0].iov_len};
+    auto& bounce = bounce_[&o];
+    bounce.resize(o.length);
+    return {reinterpret_cast<std::uintptr_t>(bounce.data()), bounce.size()};
+}
+
 ssize_t kernel_backend::post(const recv_request& r)
 {
     if (!r.tagged || (r.flags & FI_MULTI_RECV))
         return user_.post(r);
-    if (r.flags & (FI_PEEK | FI_CLAIM)) {
-        log_error("FI_HASHI_RECV=kernel does not peek or claim tagged messages yet (MPI_Probe, MPI_Mprobe): "
-                  "use FI_HASHI_RECV=user");
-        return -FI_ENOSYS;
-    }
-    if (r.count > 1) {
-        log_error("FI_HASHI_RECV=kernel takes tagged receives of one buffer only (got %zu)", r.count);
+    if (r.count > provider_iov_limit)
         return -FI_EINVAL;
-    }
     if (r.src != FI_ADDR_UNSPEC && (b_.av == nullptr || r.src >= b_.av->entries.size()))
         return -FI_EINVAL;
+    if (r.flags & FI_PEEK)
+        return peek(r);
+    if (r.flags & FI_CLAIM)
+        return claim(r);
     op* o = new_recv_op(ops_, r);
+    const auto buffer = module_buffer(*o);
 
     if (ring_has_room()) {
-        auto p = describe_recv<o2g_post>(o, r);
+        auto p = describe_recv<o2g_post>(o, r, buffer);
         p.op = O2G_POST_RECV;
         by_context_[r.context] = o;
         posted_ops_.insert(o);
@@ -303,9 +378,10 @@ ssize_t kernel_backend::post(const recv_request& r)
         posted_ops_.erase(o);
     }
 
-    auto k = describe_recv<o2g_recv>(o, r);
+    auto k = describe_recv<o2g_recv>(o, r, buffer);
     const int e = dev_.post(k);
     if (e != 0) {
+        bounce_.erase(o);
         ops_.release(o);
         if (e == -EAGAIN)
             return -FI_EAGAIN; // the ring or max_posted is full: progress, then again
@@ -316,6 +392,73 @@ ssize_t kernel_backend::post(const recv_request& r)
     posted_ops_.insert(o);
     if (k.result == O2G_RESULT_MATCH)
         completed(*o, k.done); // it was there already, and is copied now
+    return 0;
+}
+
+// MPI_Iprobe and MPI_Improbe: the answer arrives as a completion, as from
+// the user backend (success with the message's length, tag and data, or
+// FI_ENOMSG).
+ssize_t kernel_backend::peek(const recv_request& r)
+{
+    o2g_peek k {};
+    k.source = r.src == FI_ADDR_UNSPEC ? O2G_ANY_SOURCE : r.src;
+    k.tag = r.tag;
+    k.ignore = r.ignore;
+    if (r.flags & FI_CLAIM) {
+        k.flags = O2G_PEEK_CLAIM;
+        k.claim = claim_of(r.context);
+    }
+    if (const int e = dev_.peek(k); e != 0) {
+        log_error("o2g refused a peek: %s", std::strerror(-e));
+        return -FI_EIO;
+    }
+    const bool found = k.result == O2G_RESULT_MESSAGE;
+    done_.peek_result(r.context, true, found, found ? k.msg.length : 0, k.msg.tag, k.msg.data,
+        (k.msg.flags & O2G_CQE_REMOTE_DATA) != 0);
+    if (found && (r.flags & FI_CLAIM) && (r.flags & FI_DISCARD)) {
+        // Claimed and dropped at once: a zero-length claim receive takes it.
+        o2g_recv d {};
+        d.flags = O2G_RECV_CLAIM;
+        d.claim = k.claim;
+        if (dev_.post(d) == 0 && (d.done.flags & O2G_CQE_RENDEZVOUS))
+            decline_rendezvous(d.done);
+    }
+    return 0;
+}
+
+// MPI_Mrecv: the receive takes the message a peek reserved for its context,
+// at once (the module copies it in this call, or it came by rendezvous).
+ssize_t kernel_backend::claim(const recv_request& r)
+{
+    op* o = new_recv_op(ops_, r);
+    const bool discard = (r.flags & FI_DISCARD) != 0;
+    o2g_recv k {};
+    k.cookie = cookie_of(o);
+    k.flags = O2G_RECV_CLAIM;
+    k.claim = claim_of(r.context);
+    if (!discard) {
+        const auto buffer = module_buffer(*o);
+        k.addr = buffer.first;
+        k.len = buffer.second;
+    }
+    if (const int e = dev_.post(k); e != 0) {
+        bounce_.erase(o);
+        ops_.release(o);
+        if (e != -ENOENT)
+            log_error("o2g refused a claimed receive of %zu bytes: %s", o->length, std::strerror(-e));
+        return e == -EFAULT ? -FI_EFAULT : -FI_EINVAL; // ENOENT: nothing was claimed for this context
+    }
+    if (discard) {
+        if (k.done.flags & O2G_CQE_RENDEZVOUS)
+            decline_rendezvous(k.done);
+        o->msg_tag = k.done.tag;
+        o->msg_data = k.done.data;
+        o->completion = true;
+        done_.recv_done(*o);
+        return 0;
+    }
+    posted_ops_.insert(o);
+    completed(*o, k.done);
     return 0;
 }
 
@@ -341,8 +484,7 @@ ssize_t kernel_backend::cancel(void* context)
     c.cookie = cookie_of(o);
     if (dev_.cancel(c) != 0 || c.result != O2G_RESULT_TRUE)
         return -FI_ENOENT; // matched already: its completion is in the ring
-    by_context_.erase(it);
-    posted_ops_.erase(o);
+    finished(*o);
     done_.error(*o, FI_ECANCELED);
     return 0;
 }
@@ -360,8 +502,7 @@ void kernel_backend::peer_failed(peer& p)
         o2g_cancel c {};
         c.cookie = cookie_of(o);
         if (dev_.cancel(c) == 0 && c.result == O2G_RESULT_TRUE) {
-            by_context_.erase(o->context);
-            posted_ops_.erase(o);
+            finished(*o);
             done_.error(*o, FI_EIO);
         }
     }

@@ -6,6 +6,15 @@
 // handler; completions come through the ring it shares with us, so a
 // received message costs no system call.
 //
+// Every tagged message is matched by the module, whatever its size, so
+// MPI's order holds in one engine: a tagged rendezvous request (rts) is
+// matched there too, and its receive completes with O2G_CQE_RENDEZVOUS;
+// we then ask the sender for the data (clear_to_send), which the module
+// hands back to user space frame by frame. MPI_Probe and MPI_Mprobe
+// (FI_PEEK, FI_CLAIM) ask the module (O2G_IOC_PEEK, O2G_RECV_CLAIM). A
+// tagged receive of several buffers gets one contiguous bounce buffer in
+// the module, scattered when it completes.
+//
 // Everything else stays in user space, in a user_backend this backend
 // owns: untagged messages (MPICH's FI_MULTI_RECV buffers), rendezvous data,
 // RMA, control frames. The module attaches each socket with
@@ -16,15 +25,12 @@
 // catch-up runs once at attach, for bytes the handshake read ahead.
 //
 // Not taken here (refused with a logged reason, so a job fails instead of
-// hanging): FI_PEEK/FI_CLAIM on tagged receives, tagged receives of more
-// than one iov, and tagged rendezvous requests (messages above
-// FI_HASHI_EAGER_SIZE, which may be raised to 1 MiB); protected streams
-// (secure/) cannot be parsed by the module and are refused too.
+// hanging): protected streams (secure/), which the module cannot parse.
 //
-// Receives are posted through the module's posting ring (ABI 3: no
-// system call per receive) while the completion ring has room for them,
-// by ioctl otherwise; FI_HASHI_O2G_POST_RING=off posts every receive by
-// ioctl (for measuring the two against each other).
+// Receives are posted through the module's posting ring (no system call
+// per receive) while the completion ring has room for them, by ioctl
+// otherwise; FI_HASHI_O2G_POST_RING=off posts every receive by ioctl (for
+// measuring the two against each other).
 //
 // Progress thread only.
 #pragma once
@@ -35,6 +41,8 @@
 
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace hashi::fi {
 
@@ -73,12 +81,21 @@ private:
     bool catch_up(attached_path& a);
     std::size_t bytes_to_frame_end(const path& c) const;
     void socket_event(const o2g_completion& e);
+    ssize_t peek(const recv_request& r);
+    ssize_t claim(const recv_request& r);
     void completed(op& o, const o2g_completion& e);
+    void start_rendezvous(op& o, const o2g_completion& e);
+    void decline_rendezvous(const o2g_completion& e);
+    peer* sender_of(const o2g_completion& e) const;
     void forget(attached_path& a);
     attached_path* find(path& c);
     bool ring_has_room() const noexcept;
+    // Where the module writes a receive: its one buffer, or a bounce buffer.
+    std::pair<std::uintptr_t, std::size_t> module_buffer(op& o);
+    void finished(op& o);
 
     operations& ops_;
+    peer_table& peers_;
     completions& done_;
     const bindings& b_;
     receive_events& up_;
@@ -95,6 +112,8 @@ private:
     std::unordered_map<int, attached_path> by_sock_;
     std::unordered_map<void*, op*> by_context_; // tagged receives posted to the module, for cancel
     std::unordered_set<const op*> posted_ops_; // the same, to check the cookies the ring gives back
+    // Receives of several buffers: the contiguous buffer the module fills.
+    std::unordered_map<const op*, std::vector<std::uint8_t>> bounce_;
 };
 
 } // namespace hashi::fi

@@ -31,11 +31,15 @@ o2g_device::o2g_device(const char* path)
         throw std::runtime_error(std::string("cannot open ") + path + ": " + std::strerror(e) +
             (e == ENOENT ? " (load the o2g module: modprobe o2g, from the hashi-o2g-dkms package)" : ""));
     }
+    // The structs this provider was built with are the module's only at
+    // its ABI (ioctl numbers carry their sizes, the ring its entry size).
     o2g_info info {};
-    if (call(fd_, O2G_IOC_INFO, &info) != 0 || info.abi_version < 2) {
+    if (call(fd_, O2G_IOC_INFO, &info) != 0 || info.abi_version != O2G_ABI_VERSION) {
+        const unsigned found = info.abi_version;
         ::close(fd_);
-        throw std::runtime_error(std::string(path) +
-            " is an o2g module without frame handoff (ABI 2); install this release's hashi-o2g-dkms");
+        throw std::runtime_error(std::string(path) + " is an o2g module of ABI " + std::to_string(found) +
+            ", this provider needs ABI " + std::to_string(O2G_ABI_VERSION) +
+            ": install this release's hashi-o2g-dkms (or use FI_HASHI_RECV=user)");
     }
     ring_bytes_ = (O2G_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
     ring_ = ::mmap(nullptr, ring_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
@@ -46,13 +50,11 @@ o2g_device::o2g_device(const char* path)
     }
     ring_entries_ = info.ring_entries;
     max_posted_ = info.max_posted;
-    if (info.abi_version >= 3) {
-        // Without it every receive is an ioctl, as with ABI 2: slower, not wrong.
-        posts_bytes_ = (O2G_POST_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
-        posts_ = ::mmap(nullptr, posts_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, O2G_POST_RING_OFFSET);
-        if (posts_ == MAP_FAILED)
-            posts_ = nullptr;
-    }
+    // Without it every receive is an ioctl: slower, not wrong.
+    posts_bytes_ = (O2G_POST_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
+    posts_ = ::mmap(nullptr, posts_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, O2G_POST_RING_OFFSET);
+    if (posts_ == MAP_FAILED)
+        posts_ = nullptr;
 }
 
 o2g_device::~o2g_device()
@@ -80,6 +82,7 @@ int o2g_device::detach(int sock) noexcept
 
 int o2g_device::post(o2g_recv& r) noexcept { return call(fd_, O2G_IOC_POST_RECV, &r); }
 int o2g_device::cancel(o2g_cancel& c) noexcept { return call(fd_, O2G_IOC_CANCEL, &c); }
+int o2g_device::peek(o2g_peek& k) noexcept { return call(fd_, O2G_IOC_PEEK, &k); }
 int o2g_device::take_frame(o2g_handoff& h) noexcept { return call(fd_, O2G_IOC_TAKE_FRAME, &h); }
 int o2g_device::stats(o2g_stats& s) const noexcept { return call(fd_, O2G_IOC_STATS, &s); }
 

@@ -36,6 +36,7 @@ public:
     int detach(int sock) noexcept;
     int post(o2g_recv& r) noexcept;
     int cancel(o2g_cancel& c) noexcept;
+    int peek(o2g_peek& k) noexcept;
     int take_frame(o2g_handoff& h) noexcept;
     int resume(int sock) noexcept;
     int stats(o2g_stats& s) const noexcept;

@@ -40,6 +40,10 @@ public:
     std::size_t unexpected() const noexcept override { return unexpected_.size(); }
     void peer_failed(peer& p) override;
 
+    // The data phase of a rendezvous message matched elsewhere (the o2g
+    // module, kernel_backend): asks `p` to send it into `o`'s buffers.
+    void start_rendezvous_recv(op& o, std::uint64_t sender_op, peer& p);
+
 private:
     // Frames.
     bool frame(path& c, const wire::frame_header& h, const std::uint8_t* payload);
@@ -58,7 +62,6 @@ private:
     void deliver_eager(peer& p, const wire::frame_header& h, const std::uint8_t* payload, bool tagged);
     void deliver_rts(peer& p, const wire::frame_header& h);
     void matched(const match::match_result& m);
-    void start_rendezvous_recv(op& o, std::uint64_t sender_op, peer& p);
     void pack_multi_recv(op& o, const std::uint8_t* payload, std::size_t len, bool has_data, std::uint64_t data);
 
     domain_obj& domain_;
