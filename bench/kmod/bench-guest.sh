@@ -3,27 +3,28 @@
 # The guest half of bench/kmod/o2g-bench.sh: runs in the provider VM
 # (tests/kmod/guest-provider-run.sh). Three receive paths, measured in
 # turn in every round so that the emulator's drift hits them alike:
-# `user` (FI_HASHI_RECV=user), `ioctl` (the kernel backend posting each
-# receive by ioctl, FI_HASHI_O2G_POST_RING=off) and `ring` (the kernel
-# backend posting through the module's posting ring). Prints
-# "BENCH name user X ioctl Y ring Z ring/user R ioctl/user Q", the median
+# `user` (FI_HASHI_RECV=user), `epoll` (the kernel backend posting
+# through the module's posting ring, its progress asking epoll every round:
+# FI_HASHI_O2G_RING_FIRST=0) and `ring` (the same, reading the completion
+# ring before epoll while it moves, the default). Prints
+# "BENCH name user X epoll Y ring Z ring/user R epoll/user Q", the median
 # of the rounds.
 #   bench-guest.sh WORK [quick]   (WORK: hashi-p2p and the examples, compiled
 #   on the host; quick: latency and message rate only)
 work=$1 what=${2:-1}
-variants=(user ioctl ring)
+variants=(user epoll ring)
 rounds=${O2G_BENCH_ROUNDS:-3}
 declare -A calls recv t vals fan
 counter() { cat "/sys/class/misc/o2g/counters/$1"; }
 mpirun2() { # variant, launcher prefix, program args...
-    local variant=$1 prefix=$2 backend=kernel ring=on
+    local variant=$1 prefix=$2 backend=kernel first=on
     shift 2
     case $variant in
     user) backend=user ;;
-    ioctl) ring=off ;;
+    epoll) first=off ;;
     esac
     timeout 900 mpiexec -n 2 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host} $prefix" -hosts n0,n1 \
-        -genv FI_HASHI_RECV "$backend" -genv FI_HASHI_O2G_POST_RING "$ring" -genv FI_HASHI_EAGER_SIZE 1048576 "$@"
+        -genv FI_HASHI_RECV "$backend" -genv FI_HASHI_O2G_RING_FIRST "$first" -genv FI_HASHI_EAGER_SIZE 1048576 "$@"
 }
 # hashi-p2p BENCH SIZE: the value at SIZE.
 p2p() { # variant bench size extra...
@@ -33,13 +34,27 @@ p2p() { # variant bench size extra...
         awk -v b="$bench" -v s="$size" '$1 == b && $2 == s { print $4 }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
-line() { # name user ioctl ring how
+line() { # name user epoll ring how
     awk -v n="$1" -v u="$2" -v i="$3" -v r="$4" -v h="$5" 'BEGIN {
-        printf "BENCH %-22s user %-9s ioctl %-9s ring %-9s ring/user %.2f  ioctl/user %.2f  (%s)\n", n, u, i, r,
+        printf "BENCH %-22s user %-9s epoll %-9s ring %-9s ring/user %.2f  epoll/user %.2f  (%s)\n", n, u, i, r,
             (u > 0 && r > 0) ? r / u : 0, (u > 0 && i > 0) ? i / u : 0, h }'
 }
 
-echo "BENCH # qemu TCG, 1 vCPU: absolute numbers are the emulator's; compare within a line only"
+# profile: where the CPU goes in a message-rate run, user against ring
+# (perf's cpu-clock over the whole guest, both ranks and the softirqs).
+if [[ $what == profile ]]; then
+    for v in user ring; do
+        perf record -q -a -e cpu-clock -o "/tmp/perf-$v.data" &
+        perf_pid=$!
+        mpirun2 "$v" "" "$work/hashi-p2p" --max-size 8 --iters 50 --batches 3 msgrate >/dev/null 2>&1
+        kill -INT "$perf_pid"
+        wait "$perf_pid"
+        perf report -q -i "/tmp/perf-$v.data" --stdio --sort comm,dso,sym 2>/dev/null | grep -v '^$' | head -40 |
+            sed "s/^/BENCH profile $v /"
+    done
+    exit 0
+fi
+echo "BENCH # qemu TCG, $(nproc) vCPU: absolute numbers are the emulator's; compare within a line only"
 echo "BENCH # load average in the guest: $(cut -d' ' -f1-3 /proc/loadavg); median of $rounds rounds, variants in turn"
 # Iterations cut to what the emulator gets through in seconds (hashi-p2p's
 # defaults are for real machines): same counts for every variant.
@@ -54,13 +69,13 @@ for run in "${runs[@]}"; do
         done
     done
     # shellcheck disable=SC2086 # the values of the rounds
-    m=($(median ${vals[user]}) $(median ${vals[ioctl]}) $(median ${vals[ring]}))
+    m=($(median ${vals[user]}) $(median ${vals[epoll]}) $(median ${vals[ring]}))
     case $1 in
     latency) line "latency-8B-us" "${m[@]}" "lower is better" ;;
     msgrate) line "msgrate-8B-kmsg/s" "${m[@]}" "higher is better" ;;
     bw) line "bw-$2B-MB/s" "${m[@]}" "higher is better" ;;
     esac
-    echo "BENCH #   rounds: user${vals[user]}; ioctl${vals[ioctl]}; ring${vals[ring]}"
+    echo "BENCH #   rounds: user${vals[user]}; epoll${vals[epoll]}; ring${vals[ring]}"
 done
 
 [[ $what == quick ]] && exit 0
@@ -91,7 +106,7 @@ for v in "${variants[@]}"; do
     t[$v]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     echo "BENCH isort $v: ${t[$v]} s, $ok"
 done
-line "isort-seconds" "${t[user]}" "${t[ioctl]}" "${t[ring]}" "lower is better"
+line "isort-seconds" "${t[user]}" "${t[epoll]}" "${t[ring]}" "lower is better"
 
 # The pin-down cache: 1 MiB bandwidth (ring) with every lookup hitting
 # (hashi-p2p reuses its buffers) against every lookup missing (the

@@ -3,8 +3,9 @@
 # o2g against the user-space receive backend, in one VM boot (bench/kmod/
 # README.md): hashi-p2p's 8-byte latency and message rate, bandwidth up to
 # 1 MiB, system calls of the receiving rank per message (strace -c), and
-# examples/isort, each with the user backend, the kernel backend posting by
-# ioctl and the kernel backend posting through the module's ring, in turn;
+# examples/isort, each with the user backend, the kernel backend asking
+# epoll every progress round and the kernel backend reading its completion
+# ring first (the default), in turn;
 # the pin-down cache at 100 % hits against every lookup missing, its hit
 # ratio for the examples, and receive bandwidth as the senders grow (plotted
 # with gnuplot). The guest is qemu's TCG emulation: absolute figures mean

@@ -13,8 +13,10 @@
 # error.
 #   tests/kmod/o2g-provider-vm.sh     (make check; needs HASHI_PREFIX, the staged install)
 # Environment: HASHI_KMOD_CACHE, HASHI_TEST_WORK, O2G_VM_TIMEOUT (seconds,
-# default 1200: a safety net, not a measurement), O2G_BENCH=1 or quick (also
-# run bench/kmod's guest part: see bench/kmod/o2g-bench.sh).
+# default 1200: a safety net, not a measurement), O2G_BENCH=1, quick or
+# profile (also run bench/kmod's guest part: see bench/kmod/o2g-bench.sh),
+# O2G_VM_CPUS and O2G_VM_MEM (MiB) for the guest (default 1 and 2048: one
+# vCPU runs the checks fastest under TCG on a 2-core host).
 set -euo pipefail
 : "${HASHI_PREFIX:?HASHI_PREFIX must point at the staged Hashi install (make check sets it)}"
 top=${HASHI_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -60,7 +62,7 @@ chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$work/initrd.gz")
 
 set +e
-timeout "${O2G_VM_TIMEOUT:-1200}" qemu-system-x86_64 -M q35 -accel tcg -cpu max -m 2048 -smp 1 \
+timeout "${O2G_VM_TIMEOUT:-1200}" qemu-system-x86_64 -M q35 -accel tcg -cpu max -m "${O2G_VM_MEM:-2048}" -smp "${O2G_VM_CPUS:-1}" \
     -nographic -no-reboot -nodefaults -serial stdio -kernel "$kroot/vmlinux" -initrd "$work/initrd.gz" \
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
     -append "console=ttyS0 panic=-1 quiet nokaslr mitigations=off hashi_prefix=$HASHI_PREFIX hashi_srcdir=$top hashi_bench=${O2G_BENCH:-0}" \

@@ -56,6 +56,8 @@ engine::engine(domain_obj& domain, const bindings& b, const std::size_t& min_mul
     // first (the o2g module reads them in the kernel).
     if (settings_.read_first && dynamic_cast<user_backend*>(backend_.get()) != nullptr)
         read_first_ = std::make_unique<read_first<path>>();
+    if (auto* k = dynamic_cast<kernel_backend*>(backend_.get()); k != nullptr && k->ring_first())
+        ring_first_ = std::make_unique<read_first<receive_backend>>();
     paths_.listen(listen_fd);
     paths_.setup_self(peers_.add_self(self_.addr), settings_.recv_backend != recv_backend_kind::user);
     if (live && live->enabled())
@@ -97,14 +99,21 @@ bool engine::progress()
     if (read_first_) {
         if (path* hot = read_first_->hot()) {
             const bool got = hot->st == path::state::open && hot->attached && backend_->on_readable(*hot);
-            moved = got;
+            moved = moved || got;
             skip_epoll = read_first_->skip_epoll(got, tx_queued_ > 0);
         }
+    } else if (ring_first_ && ring_first_->hot() != nullptr) {
+        const bool got = backend_->poll();
+        moved = moved || got;
+        skip_epoll = ring_first_->skip_epoll(got, tx_queued_ > 0);
     }
     if (skip_epoll ? loop_.run_timers() : loop_.poll())
         moved = true;
-    if (backend_->poll())
+    if (backend_->poll()) {
         moved = true;
+        if (ring_first_)
+            ring_first_->input_on(backend_.get());
+    }
     // Protected streams may hold decoded input that no epoll event announces.
     paths_.for_each_buffered([&](path& c) {
         if (backend_->on_readable(c))

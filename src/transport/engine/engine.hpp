@@ -175,6 +175,12 @@ private:
     // FI_HASHI_READ_FIRST is on: then progress() reads the busiest path
     // before asking epoll.
     std::unique_ptr<read_first<path>> read_first_;
+    // Null unless the backend is the o2g module's (kernel_backend) and
+    // FI_HASHI_O2G_RING_FIRST is on: then, while the module's completion
+    // ring keeps bringing receives, progress() reads it first and asks
+    // epoll only every few rounds (the same policy, with the ring as the
+    // hot source), so a received message costs no system call.
+    std::unique_ptr<read_first<receive_backend>> ring_first_;
     path_manager paths_;
     wan_pacing pacing_;
     no_pacer no_pacing_;

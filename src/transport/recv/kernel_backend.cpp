@@ -55,6 +55,10 @@ kernel_backend::kernel_backend(domain_obj& domain, const bindings& b, peer_table
     if (!ring)
         throw std::runtime_error(err);
     use_post_ring_ = *ring;
+    const auto first = env_switch("FI_HASHI_O2G_RING_FIRST", true, err);
+    if (!first)
+        throw std::runtime_error(err);
+    ring_first_ = *first;
     ring_reg_ = loop.watch(dev_.fd(), &ring_watch_, EPOLLIN);
 }
 

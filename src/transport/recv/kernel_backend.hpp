@@ -64,6 +64,10 @@ public:
     std::size_t unexpected() const noexcept override;
     void peer_failed(peer& p) override;
 
+    // FI_HASHI_O2G_RING_FIRST (default on): the engine reads the completion
+    // ring before epoll while it moves (engine.hpp, ring_first_).
+    bool ring_first() const noexcept { return ring_first_; }
+
 private:
     // Where a path's stream is read.
     enum class reader : std::uint8_t {
@@ -102,6 +106,7 @@ private:
     o2g_device dev_;
     user_backend user_;
     bool use_post_ring_ = true; // FI_HASHI_O2G_POST_RING
+    bool ring_first_ = true; // FI_HASHI_O2G_RING_FIRST
 
     // The ring wakes a blocking progress wait through the context's poll.
     struct ring_watch final : event_handler {
