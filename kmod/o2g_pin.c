@@ -197,10 +197,13 @@ static bool o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 
 /*
  * May the module write into [start, end) behind the process's back?
- * Anonymous memory, tmpfs/shmem and hugetlbfs: yes. Pages of a file that
- * the kernel writes back: no, since writing into them while pinned races
- * with writeback (EOPNOTSUPP: the caller receives there itself). I/O and
- * PFN mappings have no pages to pin. mmap_lock held for reading.
+ * Anonymous memory, tmpfs/shmem and hugetlbfs: yes. A private mapping of a
+ * file (a program's .data, say): yes, since pinning for writing breaks
+ * copy-on-write first, so the pages pinned are the process's own anonymous
+ * copies, never the file's. Pages of a file that the kernel writes back,
+ * mapped shared: no, since writing into them while pinned races with
+ * writeback (EOPNOTSUPP: the caller receives there itself). I/O and PFN
+ * mappings have no pages to pin. mmap_lock held for reading.
  */
 static int o2g_pin_check_memory(struct mm_struct *mm, unsigned long start, unsigned long end)
 {
@@ -210,7 +213,7 @@ static int o2g_pin_check_memory(struct mm_struct *mm, unsigned long start, unsig
 		vma = vma_lookup(mm, start);
 		if (!vma || (vma->vm_flags & (VM_IO | VM_PFNMAP)))
 			return -EFAULT;
-		if (vma->vm_file && !is_vm_hugetlb_page(vma) &&
+		if ((vma->vm_flags & VM_SHARED) && vma->vm_file && !is_vm_hugetlb_page(vma) &&
 		    mapping_can_writeback(vma->vm_file->f_mapping))
 			return -EOPNOTSUPP;
 		start = vma->vm_end;
