@@ -265,8 +265,11 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
         // a receive the posting ring refused, never mapped); ECONNRESET: its
         // connection broke mid-message; ECANCELED: cancelled in the ring.
         if (e.flags & O2G_CQE_REFUSED)
-            log_error("o2g refused a receive of %zu bytes posted through its ring: %s", o.length,
-                std::strerror(static_cast<int>(e.status)));
+            log_error("o2g refused a receive of %zu bytes posted through its ring: %s%s", o.length,
+                std::strerror(static_cast<int>(e.status)),
+                e.status == EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not "
+                                         "write into: use FI_HASHI_RECV=user)"
+                                       : "");
         done_.error(o, e.status == EFAULT ? FI_EFAULT
                 : e.status == ECANCELED    ? FI_ECANCELED
                 : e.status == EAGAIN       ? FI_EAGAIN
@@ -389,7 +392,10 @@ ssize_t kernel_backend::post(const recv_request& r)
         ops_.release(o);
         if (e == -EAGAIN)
             return -FI_EAGAIN; // the ring or max_posted is full: progress, then again
-        log_error("o2g refused a receive of %zu bytes: %s", o->length, std::strerror(-e));
+        log_error("o2g refused a receive of %zu bytes: %s%s", o->length, std::strerror(-e),
+            e == -EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not write "
+                               "into: use FI_HASHI_RECV=user)"
+                             : "");
         return e == -EFAULT ? -FI_EFAULT : -FI_EINVAL;
     }
     by_context_[r.context] = o;
