@@ -10,13 +10,14 @@
 # "BENCH name user X epoll Y ring Z ring/user R epoll/user Q", the median
 # of the rounds.
 #   bench-guest.sh WORK [quick|profile|fanin]   (WORK: hashi-p2p and the
-#   examples, compiled on the host; quick: latency and message rate only;
+#   examples, compiled on the host; quick: latency, message rate and system
+#   calls per message only;
 #   profile: perf of a message-rate run; fanin: receive bandwidth as the
 #   senders grow, alone)
 work=$1 what=${2:-1}
 variants=(user epoll ring)
 rounds=${O2G_BENCH_ROUNDS:-3}
-declare -A calls recv t vals fan
+declare -A t vals fan msgs
 counter() { cat "/sys/class/misc/o2g/counters/$1"; }
 mpirun2() { # variant, launcher prefix, program args...
     local variant=$1 prefix=$2 backend=kernel first=on
@@ -81,26 +82,40 @@ for run in "${runs[@]}"; do
     echo "BENCH #   rounds: user${vals[user]}; epoll${vals[epoll]}; ring${vals[ring]}"
 done
 
-[[ $what == quick ]] && exit 0
-# System calls of the receiving rank (rank 1 of msgrate), per message: the
-# message count is what the module delivered in the kernel runs (the same
-# benchmark sends the same messages every time), and which calls they are.
+# System calls of the receiving rank (rank 1 of msgrate) per message, in
+# the steady state: two runs, of 50 and 150 windows, and the difference of
+# their counts over the difference of their messages (what the module
+# delivered in the kernel runs; the same benchmark sends the same messages
+# every time). A whole run's counts would be mostly start-up: libfabric
+# alone reads /proc/kallsyms 1 KiB at a time at initialisation, some
+# 10,000 read calls per process.
+declare -A per_call
+syscall_counts() { # strace -c file: "name count" per line, and "total N"
+    awk '$NF == "total" { print "total", $4; next }
+         $NF ~ /^[a-z_0-9]+$/ && $4 ~ /^[0-9]+$/ { print $NF, $4 }' "$1" 2>/dev/null
+}
 for v in "${variants[@]}"; do
-    d0=$(counter delivered)
-    mpirun2 "$v" "strace -f -c -o /tmp/strace-$v-{host}" "$work/hashi-p2p" --max-size 8 --iters 50 --batches 1 msgrate >/dev/null 2>&1
-    [[ $v != user ]] && msgs=$(($(counter delivered) - d0))
-    calls[$v]=$(awk '$NF == "total" { print $(NF-2) }' "/tmp/strace-$v-n1" 2>/dev/null)
-    recv[$v]=$(awk '$NF ~ /^(recvfrom|recvmsg|readv|read)$/ { n += $4 } END { print n + 0 }' "/tmp/strace-$v-n1" 2>/dev/null)
+    for iters in 50 150; do
+        d0=$(counter delivered)
+        mpirun2 "$v" "strace -f -c -o /tmp/strace-$v-$iters-{host}" "$work/hashi-p2p" --max-size 8 --iters "$iters" \
+            --batches 1 msgrate >/dev/null 2>&1
+        [[ $v != user ]] && msgs[$iters]=$(($(counter delivered) - d0))
+    done
+    # name -> calls in the long run minus calls in the short one
+    per_call[$v]=$(join -a1 -e0 -o 0,1.2,2.2 <(syscall_counts "/tmp/strace-$v-150-n1" | sort) \
+        <(syscall_counts "/tmp/strace-$v-50-n1" | sort) | awk '{ print $1, $2 - $3 }')
 done
+m=$((${msgs[150]:-0} - ${msgs[50]:-0}))
 for v in "${variants[@]}"; do
-    awk -v m="$msgs" -v v="$v" -v c="${calls[$v]}" -v r="${recv[$v]}" 'BEGIN { if (m > 0)
-        printf "BENCH syscalls-per-message %-5s %.2f (recv/read %.2f), %d messages\n", v, c / m, r / m, m }'
+    awk -v m="$m" -v v="$v" '$1 == "total" { c = $2 } $1 ~ /^(recvfrom|recvmsg|readv|read)$/ { r += $2 }
+        END { if (m > 0) printf "BENCH syscalls-per-message %-5s %.2f (recv/read %.2f), %d messages\n", v, c / m, r / m, m }' \
+        <<<"${per_call[$v]}"
     # The calls behind it: name and count per message, most frequent first.
-    awk -v m="$msgs" 'm > 0 && $NF ~ /^[a-z_0-9]+$/ && $NF != "total" && $4 ~ /^[0-9]+$/ {
-            printf "%s %.2f\n", $NF, $4 / m }' "/tmp/strace-$v-n1" 2>/dev/null |
+    awk -v m="$m" 'm > 0 && $1 != "total" && $2 > 0 { printf "%s %.2f\n", $1, $2 / m }' <<<"${per_call[$v]}" |
         sort -k2 -g -r | head -8 | tr '\n' ' ' | sed "s/^/BENCH #   $v per message: /; s/\$/\n/"
 done
 
+[[ $what == quick ]] && exit 0
 for v in "${variants[@]}"; do
     t0=$(date +%s.%N)
     mpirun2 "$v" "" "$work/isort" >"/tmp/isort-$v.out" 2>&1
