@@ -101,9 +101,11 @@ for v in "${variants[@]}"; do
             --batches 1 msgrate >/dev/null 2>&1
         [[ $v != user ]] && msgs[$iters]=$(($(counter delivered) - d0))
     done
-    # name -> calls in the long run minus calls in the short one
-    per_call[$v]=$(join -a1 -e0 -o 0,1.2,2.2 <(syscall_counts "/tmp/strace-$v-150-n1" | sort) \
-        <(syscall_counts "/tmp/strace-$v-50-n1" | sort) | awk '{ print $1, $2 - $3 }')
+    # name -> calls in the long run minus calls in the short one (files, not
+    # process substitution: the guest's chroot has no /dev/fd)
+    syscall_counts "/tmp/strace-$v-150-n1" | sort >"/tmp/calls-$v-150"
+    syscall_counts "/tmp/strace-$v-50-n1" | sort >"/tmp/calls-$v-50"
+    per_call[$v]=$(join -a1 -e0 -o 0,1.2,2.2 "/tmp/calls-$v-150" "/tmp/calls-$v-50" | awk '{ print $1, $2 - $3 }')
 done
 m=$((${msgs[150]:-0} - ${msgs[50]:-0}))
 for v in "${variants[@]}"; do

@@ -330,6 +330,9 @@ void kernel_backend::decline_rendezvous(const o2g_completion& e)
 bool kernel_backend::poll()
 {
     bool moved = false;
+    // Receives written to the posting ring while the module held
+    // unexpected messages: taken now, one ioctl for all of them.
+    dev_.flush_posts();
     while (auto e = dev_.next()) {
         moved = true;
         if (e->flags & O2G_CQE_SOCKET) {

@@ -132,11 +132,19 @@ bool o2g_device::ring_post(const o2g_post& e) noexcept
     std::atomic_ref<std::uint32_t>(h->head).store(head + 1, std::memory_order_release);
     // Pairs with the module's barrier between holding a message (or
     // stopping a socket) and looking at head: either it sees this entry,
-    // or we see attention and have it taken now.
+    // or we see attention and have it taken at the next flush_posts().
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (std::atomic_ref<std::uint32_t>(h->attention).load(std::memory_order_relaxed) != 0)
-        call(fd_, O2G_IOC_FLUSH_POSTS, nullptr);
+        flush_wanted_ = true;
     return true;
+}
+
+void o2g_device::flush_posts() noexcept
+{
+    if (!flush_wanted_)
+        return;
+    flush_wanted_ = false;
+    call(fd_, O2G_IOC_FLUSH_POSTS, nullptr);
 }
 
 } // namespace hashi::fi

@@ -47,13 +47,16 @@ public:
     // Completions written and not consumed yet.
     std::uint32_t unread() const noexcept;
 
-    // The posting ring (uapi/o2g.h): false when the module has none (ABI 2)
-    // or it is full, and the caller posts by ioctl. The entry is the
-    // module's once written: no system call, unless the module asked for
-    // attention (it holds unexpected messages or a stopped socket), then
-    // one O2G_IOC_FLUSH_POSTS so the entry does not wait for a frame.
+    // The posting ring (uapi/o2g.h): false when the module has none or it
+    // is full, and the caller posts by ioctl. The entry is the module's
+    // once written: no system call. If the module asked for attention (it
+    // holds unexpected messages or a stopped socket), the entries must not
+    // wait for a frame: flush_posts() takes them all with one
+    // O2G_IOC_FLUSH_POSTS, once per progress round however many were
+    // written (a receive completes through progress anyway).
     bool has_post_ring() const noexcept { return posts_ != nullptr; }
     bool ring_post(const o2g_post& e) noexcept;
+    void flush_posts() noexcept;
     std::uint32_t ring_entries() const noexcept { return ring_entries_; }
     std::uint64_t max_posted() const noexcept { return max_posted_; }
 
@@ -65,6 +68,7 @@ private:
     std::size_t posts_bytes_ = 0;
     std::uint32_t ring_entries_ = 0;
     std::uint64_t max_posted_ = 0;
+    bool flush_wanted_ = false; // a ring post saw attention: flush_posts() has work
 };
 
 } // namespace hashi::fi
