@@ -31,6 +31,7 @@
 #include <linux/workqueue.h>
 
 #include "include/uapi/o2g.h"
+#include "o2g_frame.h"
 #include "o2g_match.h"
 
 /* The workqueue of sockets' readers (o2g_main.c). */
@@ -214,6 +215,17 @@ long o2g_sock_handoff(struct o2g_context *ctx, unsigned int cmd, void __user *ar
 void o2g_sock_detach_all(struct o2g_context *ctx);
 void o2g_sock_kick_all(struct o2g_context *ctx);
 bool o2g_sock_any_waiting_locked(struct o2g_context *ctx);
+
+/*
+ * The part of a receive buffer the module may write, and so pins: an
+ * eager payload is at most O2G_FRAME_MAX_EAGER bytes, and a larger message
+ * comes by rendezvous, whose data user space receives itself. A 16 MiB
+ * receive pins 256 pages, not 4096.
+ */
+static inline u64 o2g_recv_pinned_len(u64 len)
+{
+	return min_t(u64, len, O2G_FRAME_MAX_EAGER);
+}
 
 static inline u32 o2g_cqe_engine_flag(enum o2g_engine engine)
 {

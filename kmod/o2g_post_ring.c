@@ -102,7 +102,7 @@ static bool o2g_post_take_recv(struct o2g_context *ctx, const struct o2g_post *e
 		return true;
 	}
 	if (e->len && !pin) {
-		pin = o2g_pin_find_locked(ctx, e->addr, e->len);
+		pin = o2g_pin_find_locked(ctx, e->addr, o2g_recv_pinned_len(e->len));
 		if (!pin)
 			return false;
 	}
@@ -207,7 +207,7 @@ bool o2g_post_drain(struct o2g_context *ctx)
 		}
 		posts->slow = true;
 		spin_unlock_bh(&ctx->lock);
-		pin = o2g_pin_get(ctx, e.addr, e.len);
+		pin = o2g_pin_get(ctx, e.addr, o2g_recv_pinned_len(e.len));
 		spin_lock_bh(&ctx->lock);
 		posts->slow = false;
 		o2g_post_take(ctx, &e, pin);

@@ -295,7 +295,7 @@ long o2g_recv_post(struct o2g_context *ctx, void __user *arg)
 	slot->node.capacity = r.len;
 	slot->node.owner = slot;
 	if (r.len) {
-		slot->pin = o2g_pin_get(ctx, r.addr, r.len);
+		slot->pin = o2g_pin_get(ctx, r.addr, o2g_recv_pinned_len(r.len));
 		if (IS_ERR(slot->pin)) {
 			err = PTR_ERR(slot->pin);
 			kfree(slot);

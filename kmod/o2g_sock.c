@@ -335,7 +335,8 @@ static void o2g_sock_copy_to_recv(struct o2g_socket *osk, const struct sk_buff *
 	struct o2g_recv_slot *slot = osk->target;
 	u64 at = osk->payload_done;
 
-	while (n && at < slot->len && !slot->pin->unmapped) {
+	/* Only the pinned head of the buffer: eager payloads never reach past it. */
+	while (n && at < o2g_recv_pinned_len(slot->len) && !slot->pin->unmapped) {
 		size_t room;
 		void *dst = o2g_pin_map(slot->pin, slot->addr + at, &room);
 		size_t chunk = min_t(u64, min_t(size_t, n, room), slot->len - at);

@@ -151,7 +151,7 @@ vm_verdict o2g-vm "$work" "$qemu_rc" modinfo-host dkms-add-build-install dkms-de
     untagged-engine ordering-wildcard backpressure pin-cache-hit bad-frame-stops-socket handoff-to-user-space \
     peer-close-event peer-reset-event munmap-while-arriving poll-and-eventfd many-peers memory-kinds \
     detach-gives-socket-back attach-refusals ring-posted-then-arrived ring-unexpected-then-posted \
-    ring-then-ioctl-order ring-bad-entries rendezvous-in-order peek-and-claim kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer \
+    ring-then-ioctl-order ring-bad-entries rendezvous-in-order peek-and-claim large-receives-pin-little kill-9-mid-transfer kill-9-while-held-back ioctl-fuzz stream-transfer \
     rmmod-under-load rmmod-clean dkms-module-loads dmesg-clean
 rc=$?
 lap "done"

@@ -1486,6 +1486,44 @@ std::string peek_and_claim()
            "claimed and discarded, a claim refused in the ring";
 }
 
+// Large receives pin only what an eager payload could fill (1 MiB): 48
+// receives of 4 MiB fit a pin-down cache of 16384 pages (64 MiB) together,
+// and their rendezvous requests complete them.
+std::string large_receives_pin_little()
+{
+    constexpr std::size_t n = 48, each = 4u << 20, pinned_each = (1u << 20) / 4096;
+    sender s([](int sock, const auto& wait_go) {
+        wait_go();
+        for (std::size_t i = 0; i < n; ++i)
+            send_rts(sock, 1000 + i, each, 500 + i);
+        wait_go();
+    });
+    context ctx;
+    take_over(ctx, s);
+    const int fd = s.receiver();
+    void* area = ::mmap(nullptr, n * each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (area == MAP_FAILED)
+        throw test_failure("mmap of " + std::to_string(n * each >> 20) + " MiB: " + o2g_test::errno_text(errno));
+    const std::uint64_t pinned0 = ctx.stats().pinned_pages;
+    for (std::size_t i = 0; i < n; ++i) {
+        o2g_recv r = make_recv(i, 1000 + i, static_cast<std::uint8_t*>(area) + i * each, each);
+        if (int e = ctx.call(O2G_IOC_POST_RECV, &r); e < 0)
+            throw test_failure("receive " + std::to_string(i) + " of 4 MiB refused: " + o2g_test::errno_text(-e));
+    }
+    const std::uint64_t pinned = ctx.stats().pinned_pages - pinned0;
+    if (pinned != n * pinned_each)
+        throw test_failure(std::to_string(pinned) + " pages pinned for " + std::to_string(n) +
+            " receives of 4 MiB, expected " + std::to_string(n * pinned_each) + " (1 MiB each)");
+    s.go();
+    for (std::size_t i = 0; i < n; ++i)
+        expect_rendezvous(must_complete(ctx, "a large receive's request"), i, 1000 + i, each, 500 + i, fd, each);
+    ::munmap(area, n * each);
+    s.go();
+    s.join();
+    return std::to_string(n) + " receives of 4 MiB posted with " + std::to_string(pinned) +
+        " pages pinned (1 MiB each), completed by their rendezvous requests";
+}
+
 int run_all()
 {
     const std::pair<const char*, std::string (*)()> scenarios[] = {
@@ -1512,6 +1550,7 @@ int run_all()
         {"ring-bad-entries", ring_bad_entries},
         {"rendezvous-in-order", rendezvous_in_order},
         {"peek-and-claim", peek_and_claim},
+        {"large-receives-pin-little", large_receives_pin_little},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {
