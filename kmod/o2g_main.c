@@ -46,7 +46,8 @@ MODULE_PARM_DESC(max_unexpected_msgs, "unexpected messages held per context");
 
 unsigned long o2g_pin_cache_pages = 16384;
 module_param_named(pin_cache_pages, o2g_pin_cache_pages, ulong, 0444);
-MODULE_PARM_DESC(pin_cache_pages, "pages a context keeps pinned (in use and cached) at most");
+MODULE_PARM_DESC(pin_cache_pages,
+		 "pages a context keeps pinned beyond its receives in flight (which pin 1 MiB each at most); at least 257");
 
 bool o2g_pin_cache_bypass;
 module_param_named(pin_cache_bypass, o2g_pin_cache_bypass, bool, 0644);
@@ -133,6 +134,7 @@ static long o2g_info(void __user *arg)
 		.ring_entries = o2g_ring_entries,
 		.max_posted = o2g_max_posted,
 		.max_unexpected_bytes = o2g_max_unexpected_bytes,
+		.pin_cache_pages = o2g_pin_cache_pages,
 	};
 
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -307,9 +309,11 @@ static int o2g_check_params(void)
 		       o2g_max_posted, o2g_max_sockets, o2g_ring_entries);
 		return -EINVAL;
 	}
+	/* One eager frame's worth each: 1 MiB, at any alignment for the pins. */
 	if (!o2g_max_unexpected_msgs || o2g_max_unexpected_bytes < (1UL << 20) ||
-	    !o2g_pin_cache_pages) {
-		pr_err("o2g: max_unexpected_msgs must be at least 1, max_unexpected_bytes at least 1 MiB (one eager frame), pin_cache_pages at least 1\n");
+	    o2g_pin_cache_pages < (O2G_FRAME_MAX_EAGER >> PAGE_SHIFT) + 1) {
+		pr_err("o2g: max_unexpected_msgs must be at least 1, max_unexpected_bytes at least 1 MiB (one eager frame), pin_cache_pages at least %lu (one eager frame's pages)\n",
+		       (unsigned long)(O2G_FRAME_MAX_EAGER >> PAGE_SHIFT) + 1);
 		return -EINVAL;
 	}
 	return 0;

@@ -3,9 +3,13 @@
  * The pin-down cache: user buffers are pinned once and kept, so a buffer
  * posted again (the common case in MPI codes) costs a lookup, not a
  * page-table walk and a pin. Entries are keyed by page range; a lookup hits
- * when a live entry covers the whole buffer. The cache is bounded by
- * pin_cache_pages per context: a miss evicts unused entries, least recently
- * used first, and fails with EAGAIN when every pinned page is in use.
+ * when a live entry covers the whole buffer. What the cache keeps beyond
+ * the receives in flight is bounded by pin_cache_pages per context: a miss
+ * evicts unused entries, least recently used first, and an entry whose last
+ * receive ended is evicted while the total is above the bound. Pages in use
+ * are not refused for the bound (a posted receive must not fail, nor wait
+ * for pins that only later receives would free): they are bounded by
+ * max_posted receives of at most 1 MiB pinned each (o2g_recv_pinned_len).
  *
  * An MMU notifier keeps it honest: any invalidation of part of a cached
  * range retires the entry (no new receive gets it). An unused retired entry
@@ -175,10 +179,11 @@ static struct o2g_pin *o2g_pin_lookup(struct o2g_pin_cache *cache, unsigned long
 }
 
 /*
- * Context lock held: evicts unused entries, oldest first, until npages more
- * fit. False when the pages in use leave no room.
+ * Context lock held: moves unused entries, oldest first, to `evicted` until
+ * npages more fit the bound or none is left unused (pages in use may go
+ * beyond it: see the top of this file).
  */
-static bool o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
+static void o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 			      struct list_head *evicted)
 {
 	struct o2g_pin *pin, *next;
@@ -192,7 +197,6 @@ static bool o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 		list_move_tail(&pin->link, evicted);
 		O2G_COUNT(cache_evictions);
 	}
-	return cache->pinned_pages + npages <= o2g_pin_cache_pages;
 }
 
 /*
@@ -306,11 +310,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 			O2G_COUNT(cache_hits);
 			return pin;
 		}
-		if (!o2g_pin_make_room(cache, npages, &evicted)) {
-			spin_unlock_bh(&ctx->lock);
-			o2g_pin_release_list(&evicted);
-			return ERR_PTR(-EAGAIN);
-		}
+		o2g_pin_make_room(cache, npages, &evicted);
 		cache->pinned_pages += npages;	/* reserved while we pin */
 		seq = cache->invalidate_seq;
 		spin_unlock_bh(&ctx->lock);
@@ -365,8 +365,21 @@ void o2g_pin_put(struct o2g_context *ctx, struct o2g_pin *pin)
 {
 	struct o2g_pin_cache *cache = &ctx->pins;
 
-	if (--pin->refs || pin->cached)
+	if (--pin->refs)
 		return;
+	if (pin->cached) {
+		/* Receives beyond the bound have ended: the cache shrinks back to it. */
+		if (cache->pinned_pages > o2g_pin_cache_pages) {
+			LIST_HEAD(evicted);
+
+			o2g_pin_make_room(cache, 0, &evicted);
+			if (!list_empty(&evicted)) {
+				list_splice_tail(&evicted, &cache->reap);
+				schedule_work(&cache->reap_work);
+			}
+		}
+		return;
+	}
 	cache->pinned_pages -= pin->npages;
 	list_move_tail(&pin->link, &cache->reap);
 	schedule_work(&cache->reap_work);

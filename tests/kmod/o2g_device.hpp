@@ -42,14 +42,26 @@ inline std::string errno_text(int e)
     return std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")";
 }
 
-// A module counter from /sys/class/misc/o2g/counters/NAME; nullopt if absent.
-inline std::optional<long long> module_counter(const std::string& name)
+// A number from a sysfs file; nullopt if absent.
+inline std::optional<long long> sysfs_number(const std::string& path)
 {
-    std::ifstream in("/sys/class/misc/o2g/counters/" + name);
+    std::ifstream in(path);
     long long v = 0;
     if (!(in >> v))
         return std::nullopt;
     return v;
+}
+
+// A module counter from /sys/class/misc/o2g/counters/NAME; nullopt if absent.
+inline std::optional<long long> module_counter(const std::string& name)
+{
+    return sysfs_number("/sys/class/misc/o2g/counters/" + name);
+}
+
+// A module parameter from /sys/module/o2g/parameters/NAME; nullopt if absent.
+inline std::optional<long long> module_parameter(const std::string& name)
+{
+    return sysfs_number("/sys/module/o2g/parameters/" + name);
 }
 
 // Waits (bounded) until pred() holds; the bound is a safety net, never the check.

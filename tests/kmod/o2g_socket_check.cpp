@@ -1486,12 +1486,14 @@ std::string peek_and_claim()
            "claimed and discarded, a claim refused in the ring";
 }
 
-// Large receives pin only what an eager payload could fill (1 MiB): 48
-// receives of 4 MiB fit a pin-down cache of 16384 pages (64 MiB) together,
-// and their rendezvous requests complete them.
+// Large receives pin only what an eager payload could fill (1 MiB), and
+// receives in flight are never refused for the pin-down cache's bound:
+// 80 receives of 4 MiB pin 80 MiB, above the default 64 MiB, all posted;
+// once their rendezvous requests completed them, the cache shrinks back
+// to its bound.
 std::string large_receives_pin_little()
 {
-    constexpr std::size_t n = 48, each = 4u << 20, pinned_each = (1u << 20) / 4096;
+    constexpr std::size_t n = 80, each = 4u << 20, pinned_each = (1u << 20) / 4096;
     sender s([](int sock, const auto& wait_go) {
         wait_go();
         for (std::size_t i = 0; i < n; ++i)
@@ -1501,6 +1503,9 @@ std::string large_receives_pin_little()
     context ctx;
     take_over(ctx, s);
     const int fd = s.receiver();
+    const long long bound = o2g_test::module_parameter("pin_cache_pages").value_or(-1);
+    if (bound != 16384)
+        throw test_failure("pin_cache_pages is " + std::to_string(bound) + ", this check expects the default 16384");
     void* area = ::mmap(nullptr, n * each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (area == MAP_FAILED)
         throw test_failure("mmap of " + std::to_string(n * each >> 20) + " MiB: " + o2g_test::errno_text(errno));
@@ -1517,11 +1522,16 @@ std::string large_receives_pin_little()
     s.go();
     for (std::size_t i = 0; i < n; ++i)
         expect_rendezvous(must_complete(ctx, "a large receive's request"), i, 1000 + i, each, 500 + i, fd, each);
+    if (!eventually([&] { return ctx.stats().pinned_pages <= static_cast<std::uint64_t>(bound); }))
+        throw test_failure(std::to_string(ctx.stats().pinned_pages) + " pages still pinned after every receive "
+            "ended, above the bound of " + std::to_string(bound));
+    const std::uint64_t kept = ctx.stats().pinned_pages;
     ::munmap(area, n * each);
     s.go();
     s.join();
     return std::to_string(n) + " receives of 4 MiB posted with " + std::to_string(pinned) +
-        " pages pinned (1 MiB each), completed by their rendezvous requests";
+        " pages pinned (1 MiB each, above the bound of " + std::to_string(bound) +
+        "), completed by their rendezvous requests; " + std::to_string(kept) + " pages kept after";
 }
 
 int run_all()

@@ -311,7 +311,8 @@ struct o2g_info {
 	__u32 ring_entries;
 	__u64 max_posted;
 	__u64 max_unexpected_bytes;
-	__u64 reserved[4];
+	__u64 pin_cache_pages;	/* pages a context may hold pinned: in use and cached */
+	__u64 reserved[3];
 };
 
 /* Counters of the whole module (all contexts) and of the caller's context. */
