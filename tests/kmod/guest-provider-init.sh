@@ -1,10 +1,19 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: BSD-3-Clause
-# /init of the provider's o2g VM (tests/kmod/o2g-provider-vm.sh packs it):
-# loads virtio/9p and o2g, mounts the host's root read-only over 9p (the
-# staged Hashi install, MPICH and their libraries, unchanged), chroots
-# into it with fresh /proc, /sys, /dev, /tmp and /run, and runs
-# tests/kmod/guest-provider-run.sh there on the programs of /progs. Any path ends in poweroff.
+# /init of the VMs that share the host's root (tests/kmod/vm-boot.sh packs
+# it for o2g-provider-vm.sh and o2g-conformance-vm.sh): loads the modules of
+# /modules/order and o2g, mounts the host's root read-only over 9p (the
+# staged Hashi install, MPICH and their libraries, unchanged), chroots into
+# it with fresh /proc, /sys, /dev, /tmp and /run, and runs a script of the
+# source tree there: RUN PREFIX WORK ARG. Kernel command line:
+#   hashi_prefix=DIR hashi_srcdir=DIR   the staged install, the source tree
+#   hashi_run=PATH    the script, relative to the source tree
+#                     (default tests/kmod/guest-provider-run.sh)
+#   hashi_share=DIR   a writable host directory (9p tag hostwork), mounted at
+#                     the same path; it is then WORK, else WORK is /tmp/progs,
+#                     the programs of the initramfs' /progs
+#   hashi_arg=WORD    ARG (default 0)
+# Any path ends in poweroff.
 /bin/busybox --install -s /bin
 export PATH=/bin
 # The kernel's file systems, under a root (/, then the host's).
@@ -23,7 +32,9 @@ for w in $(cat /proc/cmdline); do
     case "$w" in
     hashi_prefix=*) prefix=${w#hashi_prefix=} ;;
     hashi_srcdir=*) srcdir=${w#hashi_srcdir=} ;;
-    hashi_bench=*) bench=${w#hashi_bench=} ;;
+    hashi_run=*) run=${w#hashi_run=} ;;
+    hashi_share=*) share=${w#hashi_share=} ;;
+    hashi_arg=*) arg=${w#hashi_arg=} ;;
     esac
 done
 
@@ -38,6 +49,17 @@ mount -t tmpfs shm /host/dev/shm
 mount -t tmpfs run /host/run
 # The programs came in the initramfs (the host's /tmp is under the guest's).
 cp -r /progs /host/tmp/progs
-chroot /host /bin/bash "$srcdir/tests/kmod/guest-provider-run.sh" "$prefix" /tmp/progs "${bench:-0}"
+work=/tmp/progs
+if [ -n "$share" ]; then
+    # Over the share's path in the host's root (made in the guest's /tmp if
+    # it is under /tmp); writes go to the host's directory.
+    mkdir -p "/host$share" 2>/dev/null
+    if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 hostwork "/host$share"; then
+        echo "KMOD-CHECK host-share FAIL cannot mount the writable share at $share"
+        poweroff -f
+    fi
+    work=$share
+fi
+chroot /host /bin/bash "$srcdir/${run:-tests/kmod/guest-provider-run.sh}" "$prefix" "$work" "${arg:-0}"
 echo "KMOD-END"
 poweroff -f

@@ -21,54 +21,27 @@ set -euo pipefail
 : "${HASHI_PREFIX:?HASHI_PREFIX must point at the staged Hashi install (make check sets it)}"
 top=${HASHI_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 here=$top/tests/kmod
-cache=${HASHI_KMOD_CACHE:-/var/cache/hashi/kmod}
 work=${HASHI_TEST_WORK:-${TMPDIR:-/tmp}}/kmod-provider
 rm -rf "$work"
-mkdir -p "$work" "$cache"
-fail() { echo "o2g-provider-vm: FAIL: $*" >&2; exit 1; }
-for tool in qemu-system-x86_64 busybox cpio modprobe; do
-    command -v "$tool" >/dev/null || fail "$tool is missing; run scripts/install-deps"
-done
+mkdir -p "$work"
+# shellcheck source=tests/kmod/vm-boot.sh
+source "$here/vm-boot.sh"
+vm_setup o2g-provider-vm "$top" "$work"
 
-kroot=$("$here/guest-kernel.sh") || fail "no guest kernel (see above)"
-kver=$(basename "$kroot")
-mod_dir=$("$here/module-build.sh" "$top" "$kver" "$cache") || fail "the module does not build against $kver"
-
-# The programs, compiled here, go in the initramfs (the guest's /tmp
-# hides the host's); everything else of this host the guest reaches
-# through the 9p share.
-root=$work/initrd
-mkdir -p "$root"/{bin,proc,sys,dev,tmp,modules,progs}
 for src in examples/ring.c examples/pi.c examples/isort.c tests/kmod/probe_rendezvous.c; do
     ex=$(basename "$src" .c)
-    "$HASHI_PREFIX/bin/mpicc" -O2 -o "$root/progs/$ex" "$top/$src" -lm >"$work/$ex.build.log" 2>&1 ||
-        { cat "$work/$ex.build.log"; fail "compiling $src"; }
+    "$HASHI_PREFIX/bin/mpicc" -O2 -o "$vm_root/progs/$ex" "$top/$src" -lm >"$work/$ex.build.log" 2>&1 ||
+        { cat "$work/$ex.build.log"; vm_fail "compiling $src"; }
 done
 if [[ ${O2G_BENCH:-0} != 0 ]]; then
-    "$top/bench/kmod/o2g-bench.sh" --prepare "$root/progs"
+    "$top/bench/kmod/o2g-bench.sh" --prepare "$vm_root/progs"
 fi
 
-# The initramfs: busybox, virtio + 9p (with their dependencies, in order), o2g, /init.
-cp /bin/busybox "$root/bin/"
-cp "$mod_dir/o2g.ko" "$root/o2g.ko"
-for m in 9p 9pnet_virtio virtio_pci; do
-    modprobe -d "$kroot" -S "$kver" --show-depends "$m"
-done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' | while read -r ko; do
-    cp "$ko" "$root/modules/"
-    basename "$ko" >>"$root/modules/order"
-done
-cp "$here/guest-provider-init.sh" "$root/init"
-chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$work/initrd.gz")
-
-set +e
-timeout "${O2G_VM_TIMEOUT:-1200}" qemu-system-x86_64 -M q35 -accel tcg -cpu max -m "${O2G_VM_MEM:-2048}" -smp "${O2G_VM_CPUS:-1}" \
-    -nographic -no-reboot -nodefaults -serial stdio -kernel "$kroot/vmlinux" -initrd "$work/initrd.gz" \
-    -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-    -append "console=ttyS0 panic=-1 quiet nokaslr mitigations=off hashi_prefix=$HASHI_PREFIX hashi_srcdir=$top hashi_bench=${O2G_BENCH:-0}" \
-    </dev/null >"$work/guest.log" 2>&1
-qemu_rc=$?
-set -e
+# virtio + 9p for the host's root.
+vm_pack "$here/guest-provider-init.sh" 9p 9pnet_virtio virtio_pci
+vm_boot "${O2G_VM_TIMEOUT:-1200}" "${O2G_VM_CPUS:-1}" "${O2G_VM_MEM:-2048}" \
+    "hashi_prefix=$HASHI_PREFIX hashi_srcdir=$top hashi_arg=${O2G_BENCH:-0}"
+qemu_rc=$vm_qemu_rc
 
 # shellcheck source=tests/kmod/vm-verdict.sh
 source "$here/vm-verdict.sh"
