@@ -8,4 +8,7 @@ EXTRA_DIST += tests/kmod kmod
 # The provider's o2g receive backend (FI_HASHI_RECV=kernel) with real MPI
 # jobs, in a second boot that shares the host's root (the staged install).
 TESTS += tests/kmod/o2g-provider-vm.sh
+# MPICH's pt2pt selection with FI_HASHI_RECV=kernel, ranks in two network
+# namespaces of the guest (tests/conformance/README.md, "In the o2g VM").
+TESTS += tests/kmod/o2g-conformance-vm.sh
 EXTRA_DIST += bench/kmod

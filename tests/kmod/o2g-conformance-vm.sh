@@ -15,9 +15,7 @@
 # the summary, the guest's checks (namespaces, the module delivered, idle
 # after, clean kernel log) and how long it all took. Exits non-zero if a
 # test outside the expected-failure list failed or a check failed.
-#   tests/kmod/o2g-conformance-vm.sh   (needs HASHI_PREFIX, HASHI_MPICH_SOURCE;
-#   not in make check until only MPI_Probe and tagged rendezvous fail:
-#   tests/conformance/README.md, "In the o2g VM")
+#   tests/kmod/o2g-conformance-vm.sh   (make check; needs HASHI_PREFIX, HASHI_MPICH_SOURCE)
 # Environment:
 #   O2G_CONFORMANCE=ci (default): the tests tests/kmod/conformance-ci.txt
 #     lists; full: the whole pt2pt directory (tests/conformance/README.md,
