@@ -34,10 +34,15 @@ o2g_device::o2g_device(const char* path)
     // The structs this provider was built with are the module's only at
     // its ABI (ioctl numbers carry their sizes, the ring its entry size).
     o2g_info info {};
-    if (call(fd_, O2G_IOC_INFO, &info) != 0 || info.abi_version != O2G_ABI_VERSION) {
-        const unsigned found = info.abi_version;
+    if (const int e = call(fd_, O2G_IOC_INFO, &info); e != 0) {
         ::close(fd_);
-        throw std::runtime_error(std::string(path) + " is an o2g module of ABI " + std::to_string(found) +
+        throw std::runtime_error(std::string(path) + " is not an o2g device (it does not answer O2G_IOC_INFO: " +
+            std::strerror(-e) + "): load the o2g module of this release (package hashi-o2g-dkms), or use "
+                                "FI_HASHI_RECV=user");
+    }
+    if (info.abi_version != O2G_ABI_VERSION) {
+        ::close(fd_);
+        throw std::runtime_error(std::string(path) + " is an o2g module of ABI " + std::to_string(info.abi_version) +
             ", this provider needs ABI " + std::to_string(O2G_ABI_VERSION) +
             ": install this release's hashi-o2g-dkms (or use FI_HASHI_RECV=user)");
     }
