@@ -44,6 +44,14 @@ Desc describe_recv(const op* o, const recv_request& r, std::pair<std::uintptr_t,
 // receive's context, as in the user backend.
 std::uint64_t claim_of(const void* context) { return reinterpret_cast<std::uintptr_t>(context); }
 
+// What to add to a refusal the module gave for a receive's memory.
+const char* refusal_hint(int err)
+{
+    return err == EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not write into: "
+                               "use FI_HASHI_RECV=user)"
+                             : "";
+}
+
 } // namespace
 
 kernel_backend::kernel_backend(domain_obj& domain, const bindings& b, peer_table& peers, operations& ops,
@@ -249,15 +257,7 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
     if (e.status == 0 && o.iov_count > 1) {
         // The module wrote the bounce buffer: the message goes where MPI wants it.
         const auto& bounce = bounce_.at(&o);
-        std::size_t left = std::min<std::size_t>(e.received, bounce.size());
-        const std::uint8_t* from = bounce.data();
-        for (std::size_t i = 0; i < o.iov_count && left > 0; ++i) {
-            const std::size_t n = std::min(o.iov[i].iov_len, left);
-            if (n > 0)
-                std::memcpy(o.iov[i].iov_base, from, n);
-            from += n;
-            left -= n;
-        }
+        scatter(o.iov.data(), o.iov_count, bounce.data(), std::min<std::size_t>(e.received, bounce.size()));
     }
     finished(o);
     if (e.status != 0) {
@@ -266,10 +266,7 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
         // connection broke mid-message; ECANCELED: cancelled in the ring.
         if (e.flags & O2G_CQE_REFUSED)
             log_error("o2g refused a receive of %zu bytes posted through its ring: %s%s", o.length,
-                std::strerror(static_cast<int>(e.status)),
-                e.status == EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not "
-                                         "write into: use FI_HASHI_RECV=user)"
-                                       : "");
+                std::strerror(static_cast<int>(e.status)), refusal_hint(static_cast<int>(e.status)));
         done_.error(o, e.status == EFAULT ? FI_EFAULT
                 : e.status == ECANCELED    ? FI_ECANCELED
                 : e.status == EAGAIN       ? FI_EAGAIN
@@ -395,10 +392,7 @@ ssize_t kernel_backend::post(const recv_request& r)
         ops_.release(o);
         if (e == -EAGAIN)
             return -FI_EAGAIN; // the ring or max_posted is full: progress, then again
-        log_error("o2g refused a receive of %zu bytes: %s%s", o->length, std::strerror(-e),
-            e == -EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not write "
-                               "into: use FI_HASHI_RECV=user)"
-                             : "");
+        log_error("o2g refused a receive of %zu bytes: %s%s", o->length, std::strerror(-e), refusal_hint(-e));
         return e == -EFAULT ? -FI_EFAULT : -FI_EINVAL;
     }
     by_context_[r.context] = o;

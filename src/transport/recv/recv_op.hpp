@@ -8,6 +8,7 @@
 #include "transport/send/send_scheduler.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace hashi::fi {
 
@@ -25,6 +26,18 @@ inline op* new_recv_op(operations& ops, const recv_request& r)
     o->tag = r.tag;
     o->ignore = r.ignore;
     return o;
+}
+
+// Copies `len` bytes from `src` into the buffer described by `iov`.
+inline void scatter(const iovec* iov, std::size_t count, const std::uint8_t* src, std::size_t len)
+{
+    for (std::size_t i = 0; i < count && len > 0; ++i) {
+        const std::size_t m = std::min(iov[i].iov_len, len);
+        if (m > 0)
+            std::memcpy(iov[i].iov_base, src, m);
+        src += m;
+        len -= m;
+    }
 }
 
 } // namespace hashi::fi

@@ -19,18 +19,6 @@ namespace hashi::fi {
 
 namespace {
 
-// Copies `len` bytes from `src` into the buffer described by `iov`.
-void scatter(const iovec* iov, std::size_t count, const std::uint8_t* src, std::size_t len)
-{
-    for (std::size_t i = 0; i < count && len > 0; ++i) {
-        const std::size_t m = std::min(iov[i].iov_len, len);
-        if (m > 0)
-            std::memcpy(iov[i].iov_base, src, m);
-        src += m;
-        len -= m;
-    }
-}
-
 match::source_t source_of(const peer& p)
 {
     return p.fi_addr == FI_ADDR_NOTAVAIL ? match::any_source : p.fi_addr;
