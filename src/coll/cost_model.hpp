@@ -17,6 +17,7 @@ namespace hashi::coll {
 struct Estimate {
     std::string_view algorithm; // "mpich" or one of algorithms_of(c)
     double seconds;
+    int lanes = 0; // the WAN senders per cluster it assumes; 0: the `lanes` asked for
 };
 
 struct CallShape {
@@ -26,7 +27,14 @@ struct CallShape {
 };
 
 // Every candidate for `c` with its predicted time, in no particular order.
-std::vector<Estimate> estimate(Collective c, const CallShape& call, const Hierarchy& h, const LinkParams& p, int lanes);
+// `lanes`: the WAN senders per cluster the capped algorithms use. With
+// `max_lanes` above it, the hierarchical alltoall(v) is also costed with
+// 2, 4, ... times as many, up to `max_lanes`, and its best count is given
+// in Estimate::lanes: its lanes pace to their share of the WAN, so more
+// of them cost the WAN nothing, and fewer lanes carry a cluster's WAN
+// bytes over fewer node links.
+std::vector<Estimate> estimate(
+    Collective c, const CallShape& call, const Hierarchy& h, const LinkParams& p, int lanes, int max_lanes = 0);
 
 // The pipeline segment size that balances per-segment latency against
 // pipeline fill for a message of `bytes` split over `lanes` lanes.

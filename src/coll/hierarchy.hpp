@@ -66,8 +66,14 @@ struct Hierarchy {
     std::vector<int> lane_of; // comm rank -> position in lanes[cluster_of[r]]
 
     // The selector's decisions on this communicator, by collective and
-    // size class, so the cost model runs once per (collective, size class).
-    mutable std::map<std::uint64_t, std::string> choices;
+    // size class, so the cost model runs once per (collective, size class):
+    // the algorithm, and the WAN senders per cluster it was costed with
+    // when the model picked them (0: the job's, Tuning::wan_senders).
+    struct Decision {
+        std::string algorithm;
+        int lanes = 0;
+    };
+    mutable std::map<std::uint64_t, Decision> choices;
 };
 
 // The hierarchy of `comm`, built on first use (collective over `comm`) and

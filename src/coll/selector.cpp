@@ -24,41 +24,44 @@ bool is_reduction(Collective c)
     return c == Collective::reduce || c == Collective::allreduce || c == Collective::reduce_scatter_block;
 }
 
-std::string decide(const Hierarchy& h, const Call& call, int lanes, std::string& reason)
+// `max_lanes` above `lanes`: the model may cost the hierarchical alltoall
+// with more WAN senders (cost_model.hpp).
+Hierarchy::Decision decide(const Hierarchy& h, const Call& call, int lanes, int max_lanes, std::string& reason)
 {
     const std::string& forced = settings().forced[static_cast<std::size_t>(call.collective)];
     if (is_reduction(call.collective) && !call.commutative) {
         reason = "non-commutative op: MPICH keeps the rank order";
-        return "mpich";
+        return {"mpich"};
     }
     if (!forced.empty() && forced != "auto") {
         reason = "forced by HASHI_COLL_" + std::string(env_suffix_of(call.collective));
-        return forced;
+        return {forced};
     }
     if (call.collective == Collective::alltoall && h.nnodes == 1 && call.bytes / h.size >= kCmaMinBlock) {
         reason = "one node, blocks of 32 KiB or more: single copy (MPICH 4.0.2's shared memory makes two)";
-        return "cma";
+        return {"cma"};
     }
     if (h.nclusters == 1) {
         reason = "one cluster: MPICH's node-aware algorithms fit";
-        return "mpich";
+        return {"mpich"};
     }
     CallShape shape {call.bytes, call.count, call.user_op};
-    auto est = estimate(call.collective, shape, h, link_params(), lanes);
+    auto est = estimate(call.collective, shape, h, link_params(), lanes, max_lanes);
     std::sort(est.begin(), est.end(), [](const Estimate& a, const Estimate& b) { return a.seconds < b.seconds; });
     std::ostringstream why;
     why << "cost model:";
     for (std::size_t i = 0; i < est.size(); ++i)
-        why << (i ? " <" : "") << " " << est[i].algorithm << " " << std::lround(est[i].seconds * 1e6) << " us";
+        why << (i ? " <" : "") << " " << est[i].algorithm << " " << std::lround(est[i].seconds * 1e6) << " us"
+            << (est[i].lanes > 0 ? " with " + std::to_string(est[i].lanes) + " WAN senders" : std::string());
     reason = why.str();
     // Ours must promise a clear gain: MPICH's algorithms are the mature
     // ones, and the model cannot see every implementation cost.
     const auto mpich = std::find_if(est.begin(), est.end(), [](const Estimate& e) { return e.algorithm == "mpich"; });
     if (est.front().algorithm != "mpich" && mpich != est.end() && est.front().seconds > kMargin * mpich->seconds) {
         reason += "; within " + std::to_string(std::lround((1 - kMargin) * 100)) + "% of MPICH's: MPICH";
-        return "mpich";
+        return {"mpich"};
     }
-    return std::string(est.front().algorithm);
+    return {std::string(est.front().algorithm), est.front().lanes};
 }
 
 } // namespace
@@ -68,7 +71,10 @@ Choice choose(const Hierarchy& h, const Call& call)
     const Settings& s = settings();
     Choice choice;
     choice.tuning.wan_senders = s.wan_senders > 0 ? s.wan_senders : link_params().wan_senders();
-    const int lanes = std::max(1, std::min(choice.tuning.wan_senders, h.min_cluster_size));
+    int lanes = std::max(1, std::min(choice.tuning.wan_senders, h.min_cluster_size));
+    // The model may give an algorithm more senders than k* (cost_model.hpp),
+    // unless the user fixed them (HASHI_COLL_WAN_SENDERS).
+    const int max_lanes = s.wan_senders > 0 ? lanes : h.min_cluster_size;
     choice.tuning.segment_bytes =
         s.segment_bytes > 0 ? s.segment_bytes : segment_size(call.bytes, lanes, link_params());
     choice.tuning.wan_latency = link_params().wan_latency;
@@ -82,8 +88,12 @@ Choice choose(const Hierarchy& h, const Call& call)
     const bool fresh = it == h.choices.end();
     std::string reason;
     if (fresh)
-        it = h.choices.emplace(key, decide(h, call, lanes, reason)).first;
-    choice.algorithm = it->second;
+        it = h.choices.emplace(key, decide(h, call, lanes, max_lanes, reason)).first;
+    choice.algorithm = it->second.algorithm;
+    if (it->second.lanes > 0) {
+        lanes = it->second.lanes;
+        choice.tuning.wan_senders = lanes;
+    }
     if (s.verbose >= 2 || (s.verbose >= 1 && fresh)) {
         if (h.rank == 0) {
             if (!fresh)

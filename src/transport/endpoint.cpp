@@ -189,7 +189,7 @@ int endpoint::enable()
     // Transfers to a peer behind several trunks from this size on are
     // striped over all of them (engine/router.hpp); 0: never.
     const auto stripe_min =
-        chunk ? hashi::env_whole("FI_HASHI_STRIPE_MIN", 256 << 10, {.hi = std::uint64_t {1} << 40, .base = 10}, err)
+        chunk ? hashi::env_whole("FI_HASHI_STRIPE_MIN", 64 << 10, {.hi = std::uint64_t {1} << 40, .base = 10}, err)
               : std::nullopt;
     const auto linger = stripe_min ? hashi::env_whole("FI_HASHI_CLOSE_TIMEOUT", 30, {.hi = 3600, .base = 10}, err) : std::nullopt;
     const auto listen_any = linger ? hashi::env_whole("FI_HASHI_LISTEN_ANY", 0, {.hi = 1, .base = 10}, err) : std::nullopt;

@@ -295,6 +295,7 @@ bool engine::flush(peer& p)
         if (lanes > 1 && p.paths.size() > 1) {
             stripes.min_total = settings_.stripe_min;
             stripes.chunk = stripe_chunk_bytes;
+            stripes.lanes = p.paths.size();
         }
     }
     if (stripes.min_total == 0) {
@@ -309,18 +310,38 @@ bool engine::flush(peer& p)
     }
     // Striping: the lanes take turns, one frame each per round (lane 0
     // anything, the others chunks of striped transfers only), until none
-    // can take more. A lane that has room takes the next chunk; a lane whose
-    // socket is backlogged sits out (flush_path), so the chunks spread in
-    // proportion to what each lane's trunk drains.
+    // can take more. In each round the lanes offer in the order of what
+    // this process has committed to their trunks (trunk_bytes_), least
+    // first, so that the bytes of all its striped peers spread evenly over
+    // the trunks however few transfers each call has to place: taking
+    // turns from lane 0 put them on the first lanes, and each peer's lanes
+    // start at its own pair's trunk, so an alltoall's trunks were loaded
+    // 1 to 43 MB (bench/relay/run-trunks). A lane whose socket is
+    // backlogged sits out (flush_path), so a trunk that drains slower
+    // carries less.
     bool moved = false;
+    std::array<std::size_t, 2 * wire::max_lanes> order {};
+    std::array<std::uint8_t, 2 * wire::max_lanes> trunk {};
     for (int round = 0; round < 4096 && !p.failed; ++round) {
         bool any = false;
-        for (std::size_t i = 0; i < p.paths.size() && !p.failed; ++i) {
+        const std::size_t n = std::min(p.paths.size(), order.size());
+        for (std::size_t i = 0; i < n; ++i) {
+            order[i] = i;
+            trunk[i] = static_cast<std::uint8_t>(router_.route_for(p, p.paths[i]->lane).trunk % trunk_bytes_.size());
+        }
+        std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
+            [&](std::size_t x, std::size_t y) { return trunk_bytes_[trunk[x]] < trunk_bytes_[trunk[y]]; });
+        for (std::size_t k = 0; k < n && !p.failed; ++k) {
+            const std::size_t i = order[k];
+            if (i >= p.paths.size())
+                continue; // a path closed during this round
             stripe_policy lane = stripes;
             lane.only_striped = p.paths[i] != lane0;
             const std::size_t before = p.tx_seq;
-            if (flush_path(p, *p.paths[i], lane, 1))
+            std::size_t committed = 0;
+            if (flush_path(p, *p.paths[i], lane, 1, &committed))
                 moved = true;
+            trunk_bytes_[trunk[i]] += committed;
             if (p.tx_seq != before)
                 any = true; // committed a frame: another round
         }
@@ -330,7 +351,8 @@ bool engine::flush(peer& p)
     return moved;
 }
 
-bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, std::size_t max_frames)
+bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, std::size_t max_frames,
+    std::size_t* committed_bytes)
 {
     path* c = &path_ref;
     if (c->st != path::state::open || c->securing)
@@ -363,7 +385,10 @@ bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, s
             } else {
                 const std::size_t had = c->wq.size();
                 const std::size_t limit = std::min(commit_window_frames, had + std::min(max_frames, commit_window_frames));
-                c->commit(p.sched.commit(c->wq, limit, window - committed, p.tx_seq, stripes));
+                const std::size_t bytes = p.sched.commit(c->wq, limit, window - committed, p.tx_seq, stripes);
+                c->commit(bytes);
+                if (committed_bytes != nullptr)
+                    *committed_bytes += bytes;
                 max_frames -= std::min(max_frames, c->wq.size() - had);
             }
         }

@@ -38,6 +38,7 @@
 #include "transport/recv/backend_choice.hpp"
 #include "transport/recv/receive_backend.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -55,7 +56,7 @@ struct engine_settings {
     std::size_t chunk_size = 1 << 20; // FI_HASHI_CHUNK_SIZE
     // FI_HASHI_STRIPE_MIN: transfers to a peer behind several trunks at
     // least this large are striped over all of them; 0 turns striping off.
-    std::size_t stripe_min = 256 << 10;
+    std::size_t stripe_min = 64 << 10;
     std::uint64_t close_timeout_s = 30; // FI_HASHI_CLOSE_TIMEOUT
     protection_policy protection; // FI_HASHI_WAN_PROTECTION, FI_HASHI_PROTECT_LOCAL
     std::vector<relay_endpoint> relays; // HASHI_RELAYS: the local relay set, empty when direct
@@ -142,8 +143,10 @@ private:
     // frame may go on lane 0, chunks of striped transfers on any lane.
     bool flush(peer& p);
     // `max_frames`: how many frames it may commit in this call (a striped
-    // peer's lanes take turns, one frame each).
-    bool flush_path(peer& p, path& c, const stripe_policy& stripes, std::size_t max_frames);
+    // peer's lanes take turns, one frame each); `committed_bytes`, when
+    // given, grows by the bytes it committed.
+    bool flush_path(peer& p, path& c, const stripe_policy& stripes, std::size_t max_frames,
+        std::size_t* committed_bytes = nullptr);
     // At close: a goodbye on every stripe lane, so each ends cleanly.
     void bye_on_stripe_lanes(peer& p);
     void frame_written(peer& p, tx_frame& f);
@@ -184,6 +187,10 @@ private:
     path_manager paths_;
     wan_pacing pacing_;
     no_pacer no_pacing_;
+    // Bytes this process has committed to striped peers' lanes, by trunk
+    // (the local relay's number): flush() offers the next chunk to the lane
+    // of the least loaded trunk.
+    std::array<std::uint64_t, wire::max_lanes> trunk_bytes_ {};
     std::size_t tx_queued_ = 0; // send queue entries of every peer (the bound of provider_tx_size)
     bool closing_ = false;
     send_coalescing coalescing_;

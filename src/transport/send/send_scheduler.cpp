@@ -61,7 +61,7 @@ tx_frame send_scheduler::take(std::deque<entry>& q, const stripe_policy& stripes
     }
     transfer& t = std::get<transfer>(q.front());
     const bool striped = stripes.striped(t);
-    const std::size_t chunk = striped && stripes.chunk != 0 ? std::min(chunk_size_, stripes.chunk) : chunk_size_;
+    const std::size_t chunk = striped ? stripes.chunk_for(t.total, chunk_size_) : chunk_size_;
     const std::size_t n = std::min(chunk, t.total - t.next);
     tx_frame f;
     f.h.type = t.type;

@@ -22,14 +22,15 @@
 // order on the wire, whatever lane a frame came from).
 //
 // Striping (a peer reached over several paths, router.hpp): transfers of at
-// least `stripe_policy::min_total` bytes are cut into chunks of
-// `stripe_policy::chunk`, and a stripe lane's commit (`only_striped`) takes
+// least `stripe_policy::min_total` bytes are cut into chunks of at most
+// `stripe_policy::chunk`, about one per lane, and a stripe lane's commit (`only_striped`) takes
 // nothing but such chunks, so whichever path has room carries the next one
 // and small frames stay on lane 0. Progress thread only.
 #pragma once
 
 #include "transport/send/tx_frame.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -53,8 +54,25 @@ struct transfer {
 
 struct stripe_policy {
     std::size_t min_total = 0; // transfers at least this large are striped; 0: none
-    std::size_t chunk = 0; // the size of their chunks (at most the scheduler's chunk size)
+    std::size_t chunk = 0; // the largest of their chunks (at most the scheduler's chunk size)
     bool only_striped = false; // a stripe lane: commit chunks of striped transfers only
+    // The peer's open lanes: a striped transfer is cut into about one chunk
+    // per lane (but none below min_chunk), so that a transfer just above
+    // min_total reaches every trunk and not only the first two. Seen with
+    // 128 KiB chunks only: 256 KiB messages from 4 ranks to 4 over 8
+    // trunks used 2 trunks per pair, unevenly (bench/relay/run-trunks).
+    std::size_t lanes = 1;
+    std::size_t min_chunk = 32u << 10;
+
+    // The size of the chunks of a striped transfer of `total` bytes, at
+    // most `limit` (the scheduler's chunk size).
+    std::size_t chunk_for(std::size_t total, std::size_t limit) const noexcept
+    {
+        std::size_t c = chunk != 0 ? std::min(limit, chunk) : limit;
+        if (lanes > 1)
+            c = std::min(c, std::max(min_chunk, (total + lanes - 1) / lanes));
+        return c;
+    }
 
     // RMA writes are not striped: the target acknowledges each chunk, and
     // the initiator counted the acknowledgements when the write was posted.

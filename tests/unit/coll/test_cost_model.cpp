@@ -132,3 +132,38 @@ BOOST_AUTO_TEST_CASE(pieces_cover_the_count_exactly)
             BOOST_TEST(next == count);
         }
 }
+
+// Through relays with several trunks one striped flow fills the WAN, so
+// the probe's k* is 1; the hierarchical alltoall then costs more lanes too,
+// since one lane's node link would carry the cluster's WAN bytes and every
+// hand-over (bench/relay/run-trunks: 0.74x the trunks with 1 lane, 0.95x
+// with 4 or 8). Where the node links are ten times the WAN, one lane keeps
+// up and stays.
+BOOST_AUTO_TEST_CASE(the_hierarchical_alltoall_takes_more_lanes_when_one_lanes_link_is_the_bottleneck)
+{
+    LinkParams trunks;
+    trunks.local_latency = 50e-6;
+    trunks.node_rate = 24e6; // the node links' 200 Mbit/s
+    trunks.wan_flow_rate = 21e6; // one striped flow: all 8 trunks of 20 Mbit/s
+    trunks.wan_rate = 21e6;
+    trunks.wan_latency = 1.4e-3;
+    BOOST_REQUIRE_EQUAL(trunks.wan_senders(), 1);
+    const double bytes = 8.0 * (64 << 10); // 64 KiB blocks, 8 ranks
+    auto hier_of = [&](const LinkParams& p, int max_lanes) {
+        for (auto& x : estimate(Collective::alltoall, CallShape {bytes, 1 << 16, false}, two_by_four(), p, 1, max_lanes))
+            if (x.algorithm == "hier")
+                return x;
+        BOOST_FAIL("no estimate for hier");
+        return Estimate {};
+    };
+    const Estimate one = hier_of(trunks, 0);
+    BOOST_TEST(one.lanes == 0); // not asked to look further
+    const Estimate more = hier_of(trunks, 4);
+    BOOST_TEST(more.lanes > 1);
+    BOOST_TEST(more.lanes <= 4);
+    BOOST_TEST(more.seconds < one.seconds);
+
+    LinkParams fast_nodes = trunks;
+    fast_nodes.node_rate = 240e6;
+    BOOST_TEST(hier_of(fast_nodes, 4).lanes == 0);
+}

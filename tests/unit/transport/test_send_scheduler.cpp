@@ -217,6 +217,36 @@ BOOST_AUTO_TEST_CASE(stripe_lanes_take_only_chunks_of_large_transfers)
     BOOST_CHECK(p1.back().done == &send_op && p1.back().chunk_of == &send_op);
 }
 
+// A striped transfer is cut into about one chunk per lane, so that one just
+// above the threshold reaches every trunk; never below min_chunk, never
+// above the stripe chunk.
+BOOST_AUTO_TEST_CASE(striped_transfers_are_cut_into_a_chunk_per_lane)
+{
+    auto chunks_of = [](std::size_t total, std::size_t lanes) {
+        send_scheduler s(1 << 20);
+        fi::stripe_policy policy {64 << 10, 128 << 10, false};
+        policy.lanes = lanes;
+        s.push(send_scheduler::lane::data, big(total));
+        std::deque<tx_frame> out;
+        std::uint32_t seq = 1;
+        s.commit(out, 1024, std::size_t {1} << 40, seq, policy);
+        BOOST_CHECK(s.empty());
+        std::vector<std::size_t> lengths;
+        std::size_t sum = 0;
+        for (const auto& f : out) {
+            lengths.push_back(f.h.length);
+            sum += f.h.length;
+        }
+        BOOST_CHECK_EQUAL(sum, total);
+        return lengths;
+    };
+    BOOST_CHECK(chunks_of(256 << 10, 8) == std::vector<std::size_t>(8, 32 << 10)); // one per lane
+    BOOST_CHECK(chunks_of(64 << 10, 8) == std::vector<std::size_t>(2, 32 << 10)); // min_chunk
+    BOOST_CHECK(chunks_of(4 << 20, 2) == std::vector<std::size_t>(32, 128 << 10)); // the stripe chunk
+    BOOST_CHECK(chunks_of(100 << 10, 3) == (std::vector<std::size_t> {34134, 34134, 34132})); // rounded up
+    BOOST_CHECK(chunks_of(256 << 10, 1) == std::vector<std::size_t>(2, 128 << 10)); // one lane: as before
+}
+
 BOOST_AUTO_TEST_CASE(rma_writes_are_not_striped)
 {
     send_scheduler s(1 << 20);
