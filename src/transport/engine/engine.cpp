@@ -320,28 +320,27 @@ bool engine::flush(peer& p)
     // backlogged sits out (flush_path), so a trunk that drains slower
     // carries less.
     bool moved = false;
-    std::array<std::size_t, 2 * wire::max_lanes> order {};
-    std::array<std::uint8_t, 2 * wire::max_lanes> trunk {};
+    auto& order = stripe_order_; // (trunk, path): reused, no allocation per call
     for (int round = 0; round < 4096 && !p.failed; ++round) {
         bool any = false;
-        const std::size_t n = std::min(p.paths.size(), order.size());
-        for (std::size_t i = 0; i < n; ++i) {
-            order[i] = i;
-            trunk[i] = static_cast<std::uint8_t>(router_.route_for(p, p.paths[i]->lane).trunk % trunk_bytes_.size());
-        }
-        std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n),
-            [&](std::size_t x, std::size_t y) { return trunk_bytes_[trunk[x]] < trunk_bytes_[trunk[y]]; });
-        for (std::size_t k = 0; k < n && !p.failed; ++k) {
-            const std::size_t i = order[k];
-            if (i >= p.paths.size())
-                continue; // a path closed during this round
+        order.clear();
+        for (path* c : p.paths)
+            order.emplace_back(router_.route_for(p, c->lane).trunk % trunk_bytes_.size(), c);
+        std::stable_sort(order.begin(), order.end(),
+            [&](const auto& x, const auto& y) { return trunk_bytes_[x.first] < trunk_bytes_[y.first]; });
+        for (const auto& [trunk, c] : order) {
+            if (p.failed)
+                break;
+            // A path closed during this round is no longer the peer's.
+            if (std::find(p.paths.begin(), p.paths.end(), c) == p.paths.end())
+                continue;
             stripe_policy lane = stripes;
-            lane.only_striped = p.paths[i] != lane0;
+            lane.only_striped = c != lane0;
             const std::size_t before = p.tx_seq;
             std::size_t committed = 0;
-            if (flush_path(p, *p.paths[i], lane, 1, &committed))
+            if (flush_path(p, *c, lane, 1, &committed))
                 moved = true;
-            trunk_bytes_[trunk[i]] += committed;
+            trunk_bytes_[trunk] += committed;
             if (p.tx_seq != before)
                 any = true; // committed a frame: another round
         }
