@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 namespace hashi::fi {
 
@@ -320,7 +322,10 @@ bool engine::flush(peer& p)
     // backlogged sits out (flush_path), so a trunk that drains slower
     // carries less.
     bool moved = false;
-    auto& order = stripe_order_; // (trunk, path): reused, no allocation per call
+    // (trunk, path); local, since a path's failure inside the walk may lead
+    // to another peer's flush().
+    std::vector<std::pair<std::size_t, path*>> order;
+    order.reserve(p.paths.size());
     for (int round = 0; round < 4096 && !p.failed; ++round) {
         bool any = false;
         order.clear();

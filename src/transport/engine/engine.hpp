@@ -43,7 +43,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace hashi::fi {
@@ -192,7 +191,6 @@ private:
     // (the local relay's number): flush() offers the next chunk to the lane
     // of the least loaded trunk.
     std::array<std::uint64_t, wire::max_lanes> trunk_bytes_ {};
-    std::vector<std::pair<std::size_t, path*>> stripe_order_; // flush()'s scratch
     std::size_t tx_queued_ = 0; // send queue entries of every peer (the bound of provider_tx_size)
     bool closing_ = false;
     send_coalescing coalescing_;
