@@ -322,15 +322,15 @@ bool engine::flush(peer& p)
     // backlogged sits out (flush_path), so a trunk that drains slower
     // carries less.
     bool moved = false;
-    // (trunk, path); local, since a path's failure inside the walk may lead
-    // to another peer's flush().
+    // (trunk, path), the trunks looked up once per call (no path is added
+    // during it: lanes are dialed from a timer); local, since a path's
+    // failure inside the walk may lead to another peer's flush().
     std::vector<std::pair<std::size_t, path*>> order;
     order.reserve(p.paths.size());
+    for (path* c : p.paths)
+        order.emplace_back(router_.route_for(p, c->lane).trunk % trunk_bytes_.size(), c);
     for (int round = 0; round < 4096 && !p.failed; ++round) {
         bool any = false;
-        order.clear();
-        for (path* c : p.paths)
-            order.emplace_back(router_.route_for(p, c->lane).trunk % trunk_bytes_.size(), c);
         std::stable_sort(order.begin(), order.end(),
             [&](const auto& x, const auto& y) { return trunk_bytes_[x.first] < trunk_bytes_[y.first]; });
         for (const auto& [trunk, c] : order) {
