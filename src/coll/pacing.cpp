@@ -59,8 +59,17 @@ void set_job_pacing(const Hierarchy& world)
     std::uint64_t budget = s.wan_rate_mbit * 125'000ULL;
     if (budget == 0 && link_params().source != LinkParams {}.source)
         budget = static_cast<std::uint64_t>(link_params().wan_rate);
-    const auto senders = static_cast<std::uint32_t>(
-        s.job_wan_senders != 0 ? s.job_wan_senders : static_cast<int>(world.members[world.my_cluster].size()));
+    // Outside collectives no one knows how many processes of a cluster send
+    // at once, so unless the user says (HASHI_WAN_SENDERS, the hints) a
+    // process may have the whole budget, split over its sockets sending
+    // (the provider's wan_pacing): the kernel then paces each at most at
+    // that and at its own window's rate, which spreads the window a
+    // connection kept through a compute phase. Dividing by the processes
+    // of the cluster instead held a halo exchange whose two WAN senders
+    // per cluster had half the WAN to a quarter each: bench/wan's MG ran
+    // at 0.59x unpaced on 5 Dec, and 0.97x with one sender. Collectives,
+    // which know their senders, hold their WanShare.
+    const auto senders = static_cast<std::uint32_t>(s.job_wan_senders != 0 ? s.job_wan_senders : 1);
     senders_of_job = senders;
     set_base_pacing(share_of(budget, senders, PaceReason::job));
     if (s.verbose >= 1 && world.rank == 0)

@@ -14,7 +14,7 @@
 //
 // Three sources set the rate, the latest wins until a collective phase:
 // - the job (set_job_pacing at MPI_Init): HASHI_WAN_RATE or the measured
-//   WAN rate, divided by HASHI_WAN_SENDERS or the processes of the cluster;
+//   WAN rate, divided by HASHI_WAN_SENDERS (default 1: the whole budget);
 // - hints (hints.cpp): info keys and GridMPI's PSP attributes;
 // - a collective's WAN phase (WanShare), for as long as the phase runs.
 #pragma once
@@ -44,8 +44,7 @@ const Pacing& base_pacing();
 
 // At MPI_Init, after the link parameters are known: the job's budget.
 void set_job_pacing(const Hierarchy& world);
-// The concurrent WAN senders of the job (HASHI_WAN_SENDERS, or the
-// processes of this cluster; 1 before set_job_pacing).
+// The concurrent WAN senders of the job (HASHI_WAN_SENDERS, or 1).
 std::uint32_t job_senders();
 
 // hints.cpp: the keyvals of GridMPI's PSP attributes (yampi_psp.h), made

@@ -94,7 +94,7 @@ Settings read_settings()
         s.job_wan_senders = static_cast<int>(*v);
         if (s.job_wan_senders == 0)
             throw std::runtime_error("HASHI_WAN_SENDERS=0: the WAN budget is shared by at least one sender "
-                                     "(unset it to count the processes of each cluster)");
+                                     "(unset, a process may have the whole budget outside collectives)");
     }
     return s;
 }

@@ -25,7 +25,7 @@ struct Settings {
     std::string params_save; // HASHI_COLL_PARAMS_SAVE: write the probed parameters here
     // The job's WAN budget (pacing.hpp): HASHI_WAN_RATE in Mbit/s, 0 = from
     // the link parameters when measured or configured; HASHI_WAN_SENDERS,
-    // 0 = the processes of this cluster.
+    // 0 = one: a process may have the whole budget outside collectives.
     unsigned long long wan_rate_mbit = 0;
     int job_wan_senders = 0;
 

@@ -49,6 +49,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/send/tx_frame.hpp \
 	src/transport/send/send_scheduler.cpp src/transport/send/send_scheduler.hpp \
 	src/transport/send/pacer.cpp src/transport/send/pacer.hpp \
+	src/transport/send/sending_sockets.cpp src/transport/send/sending_sockets.hpp \
 	src/transport/recv/receive_backend.hpp src/transport/recv/recv_op.hpp \
 	src/transport/recv/user_backend.cpp src/transport/recv/user_backend.hpp \
 	src/transport/recv/user_reader.cpp \
@@ -108,6 +109,8 @@ tests_unit_transport_unit_SOURCES = \
 	src/transport/path/reorder.cpp \
 	src/transport/send/send_scheduler.cpp \
 	src/transport/send/pacer.cpp \
+	tests/unit/transport/test_sending_sockets.cpp \
+	src/transport/send/sending_sockets.cpp \
 	src/transport/wire/heartbeat.cpp \
 	src/transport/engine/peer_watch.cpp \
 	src/transport/address.cpp \

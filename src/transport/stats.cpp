@@ -61,7 +61,10 @@ void engine::write_stats() const
     std::fprintf(f, "# hashi endpoint %s pid %d host %s\n", self_.addr.describe().c_str(), static_cast<int>(getpid()),
         self_.host.c_str());
     // The process's WAN pacing and why: one rate for all its WAN paths.
-    std::fprintf(f, "# wan_pacing %llu %s\n", static_cast<unsigned long long>(pacing_.rate()), pacing_.reason());
+    // The share (of the WAN link), why, the payload rate the pacers hold
+    // it to, and over how many sockets sending it is split now.
+    std::fprintf(f, "# wan_pacing %llu %s payload %llu sending %zu\n", static_cast<unsigned long long>(pacing_.rate()),
+        pacing_.reason(), static_cast<unsigned long long>(pacing_.payload_rate()), pacing_.sending().count());
     // Sends held and written together (engine/send_coalescing.hpp); late:
     // releases that came after computation, each of which backs off.
     // flushed: batches the flusher thread wrote (engine/held_flusher.hpp).

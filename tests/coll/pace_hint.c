@@ -4,7 +4,13 @@
  * then reads TCP_INFO on every TCP socket of its own process and prints
  * the pacing limits it finds (tcpi_max_pacing_rate, bytes/s; sockets
  * without a limit are left out). The test compares them with the rate the
- * hint asks for. */
+ * hint asks for.
+ *
+ * `split` (3 ranks: rank 0 in one cluster, 1 and 2 in the other): rank 0
+ * sends 1 MiB to both at once and prints the limits while both are
+ * sending (its share split over two sockets), then, once they are done,
+ * sends to rank 1 alone and prints them again (that socket has the whole
+ * share back). */
 #include "yampi_psp.h"
 
 #include <dirent.h>
@@ -16,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 static void give_hint(const char* mode)
 {
@@ -42,11 +50,11 @@ static void give_hint(const char* mode)
     }
 }
 
-static void print_socket_limits(void)
+static void print_socket_limits_as(const char* label)
 {
     DIR* d = opendir("/proc/self/fd");
     struct dirent* e;
-    printf("pace_hint: limits:");
+    printf("pace_hint: %slimits:", label);
     while (d != NULL && (e = readdir(d)) != NULL) {
         const int fd = atoi(e->d_name);
         int type = 0, proto = 0;
@@ -69,15 +77,71 @@ static void print_socket_limits(void)
         closedir(d);
 }
 
+static void print_socket_limits(void)
+{
+    print_socket_limits_as("");
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int split(int rank)
+{
+    static char big[2][1 << 20];
+    if (rank == 0) {
+        MPI_Request r[2];
+        MPI_Isend(big[0], sizeof big[0], MPI_BYTE, 1, 0, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(big[1], sizeof big[1], MPI_BYTE, 2, 0, MPI_COMM_WORLD, &r[1]);
+        /* Progress for 0.3 s: both transfers are under way (at the test's
+         * rate each takes seconds). */
+        int done = 0;
+        for (const double end = now_s() + 0.3; now_s() < end;)
+            MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE);
+        if (done) {
+            fprintf(stderr, "pace_hint: split: the transfers ended within 0.3 s: the rate was not limited\n");
+            return 1;
+        }
+        print_socket_limits_as("both sending: ");
+        MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+        /* Rank 2's socket stops counting once its bytes have left. */
+        sleep(1);
+        /* The answer says the message left (a send may be held back to
+         * coalesce with the next). */
+        MPI_Send(big[0], 1 << 16, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(big[0], 1, MPI_BYTE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        print_socket_limits_as("one sending: ");
+    } else {
+        MPI_Recv(big[0], sizeof big[0], MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rank == 1) {
+            MPI_Recv(big[0], 1 << 16, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(big[0], 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD);
+        }
+    }
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc == 2 && strcmp(argv[1], "split") == 0 && size == 3) {
+        const int rc = split(rank);
+        if (rc != 0)
+            MPI_Abort(MPI_COMM_WORLD, rc);
+        MPI_Finalize();
+        return 0;
+    }
     if (size != 2 || argc != 2) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpiexec -n 2 pace_hint info|matb|maxrate|psp_limit|none (one rank per cluster)\n");
+            fprintf(stderr, "usage: mpiexec -n 2 pace_hint info|matb|maxrate|psp_limit|none (one rank per cluster), "
+                            "or -n 3 pace_hint split (rank 0 in one cluster, 1 and 2 in the other)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     static char buf[1 << 16];

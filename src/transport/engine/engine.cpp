@@ -8,6 +8,9 @@
 #include "transport/recv/kernel_backend.hpp"
 #include "transport/recv/user_backend.hpp"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -87,6 +90,8 @@ void engine::close_path(path& c)
     if (read_first_)
         read_first_->forget(&c);
     backend_->detach(c);
+    if (c.p != nullptr)
+        pacing_.forget({c.p, c.fd()});
     paths_.close(c);
 }
 
@@ -375,7 +380,10 @@ bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, s
     // token bucket and its socket paces at the same rate (wan_pacing.hpp).
     pacer* paced = nullptr;
     if (router_.crosses_wan(p)) {
-        paced = pacing_.wan_pacer(monotonic_ns());
+        const std::uint64_t now = monotonic_ns();
+        paced = pacing_.wan_pacer(now);
+        if (paced != nullptr && expire_wan_senders(now))
+            spread_wan_share();
         pacing_.apply(c->fd(), c->wan_tuned, c->pacing_generation);
     }
     pacer& pace = paced != nullptr ? *paced : no_pacing_;
@@ -417,10 +425,16 @@ bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, s
         }
         std::string err;
         const std::uint64_t now = monotonic_ns();
+        const std::size_t unwritten = c->committed_bytes();
         const auto r = c->write(pace, now, err, [&](tx_frame& f) {
             moved = true;
             frame_written(p, f);
         });
+        // Counted by the bytes the kernel took, not by frames finished: a
+        // rendezvous transfer's frame takes seconds at a WAN share.
+        if (paced != nullptr && r != path::write_result::failed && c->committed_bytes() < unwritten &&
+            pacing_.sent({&p, c->fd()}, unwritten - c->committed_bytes(), now))
+            spread_wan_share();
         switch (r) {
         case path::write_result::done:
             continue; // commit what is left
@@ -441,6 +455,74 @@ bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, s
             return moved;
         }
     }
+}
+
+path* engine::sending_path(const sending_sockets::key& k)
+{
+    // Peers live as long as the endpoint; the path may have closed since.
+    auto& owner = *static_cast<peer*>(const_cast<void*>(k.owner));
+    const auto it = std::find_if(owner.paths.begin(), owner.paths.end(),
+        [&](const path* c) { return c->fd() == k.fd && c->st == path::state::open; });
+    return it == owner.paths.end() ? nullptr : *it;
+}
+
+bool engine::expire_wan_senders(std::uint64_t now)
+{
+    return pacing_.expire(now, [this](const sending_sockets::key& k) -> std::size_t {
+        const path* c = sending_path(k);
+        if (c == nullptr)
+            return 0;
+        int unsent = 0; // not yet sent by the kernel
+        if (::ioctl(c->fd(), SIOCOUTQNSD, &unsent) != 0 || unsent < 0)
+            unsent = 0;
+        std::size_t left = static_cast<std::size_t>(unsent);
+        // Bytes still waiting in user space (for the token bucket, or for
+        // the socket) keep it sending too: looked at again after 64 KiB at
+        // its part. Not counted as bytes: sent() counts them when written.
+        if (c->committed_bytes() != 0 || !static_cast<const peer*>(k.owner)->sched.empty())
+            left = std::max<std::size_t>(left, 64u << 10);
+        return left;
+    });
+}
+
+void engine::spread_wan_share()
+{
+    // Every sending WAN socket gets its part of the share now, not at its
+    // next write: an alltoall's sockets hold up to FI_HASHI_WAN_NOTSENT_LOWAT
+    // unsent each. A pair no longer naming an open path of its peer (closed
+    // since) is dropped.
+    std::vector<sending_sockets::key> gone;
+    HASHI_DEBUG("WAN share split over %zu sending sockets", pacing_.sending().count());
+    pacing_.sending().for_each([&](const sending_sockets::key& k) {
+        if (path* c = sending_path(k))
+            pacing_.apply(c->fd(), c->wan_tuned, c->pacing_generation);
+        else
+            gone.push_back(k);
+    });
+    for (const auto& k : gone)
+        pacing_.forget(k);
+    arm_wan_spread();
+}
+
+void engine::arm_wan_spread()
+{
+    // When a socket stops sending, the others get its part: look again then
+    // (a socket alone has the whole share already).
+    const std::uint64_t next = pacing_.sending().next_expiry();
+    if (pacing_.sending().count() < 2 || next == 0 || (wan_spread_at_ != 0 && wan_spread_at_ <= next))
+        return;
+    wan_spread_at_ = next;
+    loop_.at(next, [this, next] {
+        if (wan_spread_at_ != next)
+            return; // an earlier look took over
+        wan_spread_at_ = 0;
+        if (closing_)
+            return;
+        if (expire_wan_senders(monotonic_ns()))
+            spread_wan_share();
+        else
+            arm_wan_spread();
+    });
 }
 
 void engine::bye_on_stripe_lanes(peer& p)

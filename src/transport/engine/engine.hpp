@@ -150,6 +150,15 @@ private:
     // At close: a goodbye on every stripe lane, so each ends cleanly.
     void bye_on_stripe_lanes(peer& p);
     void frame_written(peer& p, tx_frame& f);
+    // Gives each sending WAN socket its part of the process's WAN share
+    // (wan_pacing.hpp), and arms a look for when one stops sending.
+    void spread_wan_share();
+    void arm_wan_spread();
+    // Drops the WAN sockets done sending (the kernel asked about those past
+    // their estimate); true when the split changed.
+    bool expire_wan_senders(std::uint64_t now);
+    // The open path a sending socket names, or null.
+    path* sending_path(const sending_sockets::key& k);
     bool any_queued() const;
     bool everything_acknowledged() const;
 
@@ -187,6 +196,7 @@ private:
     path_manager paths_;
     wan_pacing pacing_;
     no_pacer no_pacing_;
+    std::uint64_t wan_spread_at_ = 0; // the armed look of spread_wan_share (0: none)
     // Bytes this process has committed to striped peers' lanes, by trunk
     // (the local relay's number): flush() offers the next chunk to the lane
     // of the least loaded trunk.

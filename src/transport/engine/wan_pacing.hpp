@@ -7,10 +7,13 @@
 // WAN phase). Every write to another cluster, point-to-point included,
 // then passes one token bucket at that rate shared by all the process's WAN
 // paths (so four WAN peers at once still get one share), and each WAN
-// socket's SO_MAX_PACING_RATE is set to it, so the kernel spreads what the
-// bucket lets through instead of bursting it at line rate (TCP paces by
-// itself without fq since Linux 4.13). A connection idle through a compute
-// phase restarts at the paced rate too: no burst into the bottleneck.
+// socket's SO_MAX_PACING_RATE is set to the share divided by the WAN
+// sockets sending at the time (send/sending_sockets.hpp), so the kernel
+// spreads what the bucket lets through instead of bursting it at line rate
+// (TCP paces by itself without fq since Linux 4.13), and the sockets of a
+// process together never go faster than its share. A connection idle
+// through a compute phase restarts at the paced rate too: no burst into the
+// bottleneck.
 //
 // The tuning, once per WAN socket: TCP_NOTSENT_LOWAT (the kernel keeps at
 // most that much unsent, so the bucket's decisions stay close to the wire)
@@ -21,6 +24,7 @@
 #pragma once
 
 #include "transport/send/pacer.hpp"
+#include "transport/send/sending_sockets.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -42,17 +46,31 @@ public:
     // it changed), or nullptr when nothing limits it.
     pacer* wan_pacer(std::uint64_t now_ns);
     // Brings a WAN socket up to date: the tuning once (`tuned`), the rate
-    // when it changed since `applied` (the socket's last generation).
+    // when it changed since `applied` (the socket's last generation): the
+    // share over the sockets sending.
     void apply(int fd, bool& tuned, std::uint64_t& applied);
-    // For the statistics: bytes/s in force (0 = none) and why.
-    std::uint64_t rate() const { return rate_; }
+    // A WAN socket took `bytes` (sending_sockets::sent); true when the
+    // sockets sending changed, so every one of them needs apply() again.
+    bool sent(sending_sockets::key k, std::size_t bytes, std::uint64_t now_ns);
+    // Sockets whose bytes have left stop counting (`unsent` as for
+    // sending_sockets::expire); true as for sent().
+    bool expire(std::uint64_t now_ns, const std::function<std::size_t(const sending_sockets::key&)>& unsent);
+    bool forget(sending_sockets::key k);
+    const sending_sockets& sending() const noexcept { return sending_; }
+    // For the statistics: the share in force (bytes/s of the WAN link, 0 =
+    // none) and why; the payload rate the pacers hold it to.
+    std::uint64_t rate() const { return share_rate_; }
+    std::uint64_t payload_rate() const { return rate_; }
     const char* reason() const;
 
 private:
     void refresh(std::uint64_t now_ns);
     const hashi_wan_share* share_ = nullptr;
-    std::uint64_t generation_ = 0;
-    std::uint64_t rate_ = 0;
+    std::uint64_t generation_ = 0; // of the share record, last read
+    std::uint64_t socket_generation_ = 0; // of the sockets' rate: share or split changed
+    sending_sockets sending_;
+    std::uint64_t share_rate_ = 0; // the share published, of the link
+    std::uint64_t rate_ = 0; // the payload the pacers let through for it
     std::uint64_t budget_ = 0;
     std::uint32_t senders_ = 0;
     std::uint32_t reason_ = 0;
