@@ -40,7 +40,7 @@ fi
 # virtio + 9p for the host's root.
 vm_pack "$here/guest-provider-init.sh" 9p 9pnet_virtio virtio_pci
 vm_boot "${O2G_VM_TIMEOUT:-1200}" "${O2G_VM_CPUS:-1}" "${O2G_VM_MEM:-2048}" \
-    "hashi_prefix=$HASHI_PREFIX hashi_srcdir=$top hashi_arg=${O2G_BENCH:-0}"
+    "hashi_prefix=$HASHI_PREFIX hashi_srcdir=$top hashi_arg=${O2G_BENCH:-0} ${O2G_VM_APPEND:-}"
 qemu_rc=$vm_qemu_rc
 
 # shellcheck source=tests/kmod/vm-verdict.sh

@@ -173,6 +173,9 @@ expect_status bad-delay 2
 expect_in bad-delay bad-delay.err "WAN delay '10ms' is not a number of milliseconds"
 run bad-mode -- "$tb" up --mode public
 expect_status bad-mode 2
+run bad-tcp-cc -- "$tb" up --tcp-cc no_such_cc
+expect_status bad-tcp-cc 2
+expect_in bad-tcp-cc bad-tcp-cc.err "TCP congestion control 'no_such_cc' is not one the kernel offers \(available: .*reno"
 echo "clusters = 2
 wan_rate = 5" >bad.conf
 run bad-config -- "$tb" up --config bad.conf
@@ -301,9 +304,16 @@ if compile mpicc wan_job.c wan_job; then
     fi
 fi
 
-# A second instance, up at the same time, must survive the first's down.
-run up-other -- "$tb" --instance wantestb up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0
+# A second instance, up at the same time, must survive the first's down;
+# its nodes run the congestion control asked for (reno: always built in).
+run up-other -- "$tb" --instance wantestb up --clusters 1 --nodes 1 --wan-rate 0 --node-rate 0 --tcp-cc reno
 expect_status up-other 0
+expect_in up-other up-other.out "^tcp: congestion control reno$"
+if [[ $("$tb" -i wantestb exec c0n0 sysctl -n net.ipv4.tcp_congestion_control 2>&1) == reno ]]; then
+    pass "--tcp-cc reno is the nodes' congestion control"
+else
+    fail "--tcp-cc reno: c0n0 runs $("$tb" -i wantestb exec c0n0 sysctl -n net.ipv4.tcp_congestion_control 2>&1)"
+fi
 # The template replaces itself with the rank (no process in between), so
 # mpiexec sees the real cause of a failure and the others are killed.
 if compile mpicc "$programs/segv.c" segv; then
