@@ -24,14 +24,27 @@ int phases = 0; // WanShares alive
 void publish(const Pacing& p)
 {
     published = p;
+    // A share at or above what the node's own link carries cannot bind, so
+    // none is published and the provider paces nothing (once a socket has
+    // any limit the kernel also paces it at its window's rate). Only with a
+    // node rate measured or configured: the built-in one is a guess, and
+    // below a real 1000 Mbit/s link it would leave a congested WAN's
+    // point-to-point traffic unpaced.
+    const bool binds = p.pace_rate != 0 &&
+        (!node_rate_known() || static_cast<double>(p.pace_rate) < link_params().node_rate);
     __atomic_store_n(&hashi_coll_wan_share.wan_rate, p.wan_rate, __ATOMIC_RELAXED);
     __atomic_store_n(&hashi_coll_wan_share.senders, p.senders, __ATOMIC_RELAXED);
-    __atomic_store_n(&hashi_coll_wan_share.pace_rate, p.pace_rate, __ATOMIC_RELAXED);
+    __atomic_store_n(&hashi_coll_wan_share.pace_rate, binds ? p.pace_rate : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&hashi_coll_wan_share.reason, static_cast<std::uint32_t>(p.reason), __ATOMIC_RELAXED);
     __atomic_fetch_add(&hashi_coll_wan_share.generation, 1, __ATOMIC_RELEASE);
 }
 
 } // namespace
+
+bool node_rate_known()
+{
+    return link_params().source != LinkParams {}.source;
+}
 
 Pacing share_of(std::uint64_t wan_rate, std::uint32_t senders, PaceReason why)
 {
@@ -73,8 +86,11 @@ void set_job_pacing(const Hierarchy& world)
     senders_of_job = senders;
     set_base_pacing(share_of(budget, senders, PaceReason::job));
     if (s.verbose >= 1 && world.rank == 0)
-        std::fprintf(stderr, "hashi-coll: WAN pacing: %.1f Mbit/s per process (%.1f Mbit/s shared by %u senders)\n",
-            static_cast<double>(base.pace_rate) * 8e-6, static_cast<double>(budget) * 8e-6, senders);
+        std::fprintf(stderr, "hashi-coll: WAN pacing: %.1f Mbit/s per process (%.1f Mbit/s shared by %u senders)%s\n",
+            static_cast<double>(base.pace_rate) * 8e-6, static_cast<double>(budget) * 8e-6, senders,
+            base.pace_rate != 0 && node_rate_known() && static_cast<double>(base.pace_rate) >= link_params().node_rate
+                ? ", not below a node's link: nothing paced outside collectives"
+                : "");
 }
 
 std::uint32_t job_senders()
