@@ -38,16 +38,22 @@ bool sending_sockets::expire(std::uint64_t now_ns, std::uint64_t rate,
     const std::function<std::size_t(const key&)>& unsent)
 {
     const std::size_t parts = sockets_.size();
-    return std::erase_if(sockets_, [&](sending& s) {
-        if (s.until_ns > now_ns)
-            return false;
+    bool dropped = false;
+    for (auto it = sockets_.begin(); it != sockets_.end();) {
+        if (it->until_ns > now_ns) {
+            ++it;
+            continue;
+        }
         if (unsent && rate != 0)
-            if (const std::size_t left = unsent(s.k); left != 0) {
-                s.until_ns = now_ns + std::clamp(drain_ns(left, parts, rate), min_hold_ns, max_hold_ns);
-                return false;
+            if (const std::size_t left = unsent(it->k); left != 0) {
+                it->until_ns = now_ns + std::clamp(drain_ns(left, parts, rate), min_hold_ns, max_hold_ns);
+                ++it;
+                continue;
             }
-        return true;
-    }) != 0;
+        it = sockets_.erase(it);
+        dropped = true;
+    }
+    return dropped;
 }
 
 bool sending_sockets::forget(key k)
