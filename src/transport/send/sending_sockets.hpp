@@ -3,8 +3,10 @@
 // WAN share is split over them: each socket's kernel pacing rate is the
 // share / the sockets sending. Contract: sent(key, bytes, now, rate) says a
 // socket handed `bytes` to the kernel, and it counts as sending until those
-// bytes should have left at its part of `rate`; count() is the number of
-// sockets sending at the last call. Progress thread only.
+// bytes should have left at its part of `rate` (looked at again within
+// max_hold_ns), then for as long as expire()'s `unsent` says it still has
+// bytes to send; count() is the number of sockets sending at the last
+// call. Progress thread only.
 //
 // Why: a process of an alltoall writes to all its WAN peers at once, and
 // with the whole share on each socket it put N shares on the wire for as
