@@ -8,9 +8,6 @@
 #include "transport/recv/kernel_backend.hpp"
 #include "transport/recv/user_backend.hpp"
 
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -472,10 +469,7 @@ bool engine::expire_wan_senders(std::uint64_t now)
         const path* c = sending_path(k);
         if (c == nullptr)
             return 0;
-        int unsent = 0; // not yet sent by the kernel
-        if (::ioctl(c->fd(), SIOCOUTQNSD, &unsent) != 0 || unsent < 0)
-            unsent = 0;
-        std::size_t left = static_cast<std::size_t>(unsent);
+        std::size_t left = c->kernel_unsent_bytes();
         // Bytes still waiting in user space (for the token bucket, or for
         // the socket) keep it sending too: looked at again after 64 KiB at
         // its part. Not counted as bytes: sent() counts them when written.

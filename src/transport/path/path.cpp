@@ -70,6 +70,14 @@ std::size_t path::unsent_bytes() const noexcept
     return static_cast<std::size_t>(n) + (stream && stream->output_pending() ? 1 : 0);
 }
 
+std::size_t path::kernel_unsent_bytes() const noexcept
+{
+    int n = 0;
+    if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQNSD, &n) != 0 || n < 0)
+        return 0;
+    return static_cast<std::size_t>(n);
+}
+
 ssize_t path::read_bytes(void* buf, std::size_t len)
 {
     if (stream)

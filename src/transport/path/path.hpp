@@ -88,6 +88,8 @@ public:
     // Bytes written but not yet acknowledged by the peer's kernel
     // (SIOCOUTQ), or still sealed in the protected stream.
     std::size_t unsent_bytes() const noexcept;
+    // Bytes the kernel holds that it has not sent yet (SIOCOUTQNSD).
+    std::size_t kernel_unsent_bytes() const noexcept;
 
     // Reading, through the protected stream when there is one (like recv and
     // readv; -1 with EBADMSG when the peer's bytes fail authentication).
