@@ -6,6 +6,7 @@
 #include "common/daemon_options.hpp"
 #include "common/environment.hpp"
 #include "relay/relay/relay.hpp"
+#include "transport/tcp_congestion_control.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -46,6 +47,14 @@ Options:
   --wan-port P          the WAN port (default: any free one)
   --protection LEVEL    integrity (default) or encryption (TLS 1.3) of the
                         trunks between relays
+  --wan-rate MBIT       the rate of this gateway's WAN link in Mbit/s: the
+                        kernel paces the trunks at 92 % of it (the rest is
+                        headers and acknowledgements), split over the open
+                        trunks, so a burst after a compute phase does not
+                        overflow the WAN's bottleneck (default: unpaced)
+  --tcp-cc NAME         the trunks' TCP congestion control, one of
+                        net.ipv4.tcp_available_congestion_control (default:
+                        the host's)
   -impi-secret-file F   the job's secret, as impi-server's (also
                         HASHI_IMPI_SECRET_FILE, or HASHI_IMPI_SECRET)
   --stats-dir DIR       write the per-trunk counters to DIR/relay-K.ID every
@@ -193,6 +202,16 @@ int main(int argc, char** argv)
             wan_address = *v;
         } else if (a == "-protection") {
             protection = *v;
+        } else if (a == "-wan-rate") {
+            if (!(n = whole("option --wan-rate", *v, 1, 4'000'000, "Mbit/s"))) {
+                return usage_error(bad);
+            }
+            cfg.wan_rate = *n * 1'000'000 / 8;
+        } else if (a == "-tcp-cc") {
+            if (auto problem = fi::congestion_control_problem(*v, "--tcp-cc " + *v); !problem.empty()) {
+                return usage_error(problem);
+            }
+            cfg.tcp_cc = *v;
         } else if (a == "-impi-secret-file") {
             flags.secret_file = *v;
         } else if (a == "-impi-secret") {

@@ -41,7 +41,9 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/test_admission.cpp \
 	tests/unit/impi/test_session.cpp \
 	tests/unit/impi/test_relay_tables.cpp \
-	tests/unit/impi/test_trunk_wire.cpp relay/relay/trunk_wire.cpp
+	tests/unit/impi/test_trunk_wire.cpp relay/relay/trunk_wire.cpp \
+	tests/unit/impi/test_trunk_tuning.cpp relay/relay/trunk_tuning.cpp \
+	src/transport/tcp_telemetry.cpp src/transport/tcp_congestion_control.cpp
 tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
 tests_unit_impi_unit_LDADD = libhashi_mpiexec.a libhashi_impi_server.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) \
 	-lboost_unit_test_framework -lpthread
@@ -59,9 +61,11 @@ impi_relay_SOURCES = relay/impi_relay_main.cpp \
 	relay/relay/relay.cpp relay/relay/relay.hpp \
 	relay/relay/trunk.cpp relay/relay/route_stream.cpp relay/relay/lan_greeting.cpp \
 	relay/relay/trunk_wire.cpp relay/relay/trunk_wire.hpp \
+	relay/relay/trunk_tuning.cpp relay/relay/trunk_tuning.hpp \
 	relay/relay/event_loop.cpp relay/relay/event_loop.hpp \
 	src/transport/address.cpp src/transport/engine/job_key.cpp \
 	src/transport/wire/handshake.cpp src/transport/wire/heartbeat.cpp src/transport/wire/relay_route.cpp \
+	src/transport/tcp_telemetry.cpp src/transport/tcp_congestion_control.cpp \
 	$(SECURE_SOURCES)
 impi_relay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(SSL_CFLAGS)
 impi_relay_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(SSL_LIBS)

@@ -4,6 +4,7 @@
 #include "relay/relay/relay.hpp"
 
 #include "mpi/mpiexec/secrets.hpp"
+#include "relay/relay/trunk_tuning.hpp"
 #include "transport/wire/heartbeat.hpp"
 
 #include <arpa/inet.h>
@@ -533,6 +534,22 @@ void daemon::on_heartbeat(trunk& t, std::uint32_t direction, const heartbeat_rou
     ::sendto(udp_.get(), datagram, wire::heartbeat_size, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
 }
 
+void daemon::pace_trunks()
+{
+    if (cfg_.wan_rate == 0) {
+        return; // unpaced: the kernel's default, nothing to lift
+    }
+    const auto open = static_cast<std::size_t>(std::count_if(trunks_.begin(), trunks_.end(), [](const auto& t) { return t->open(); }));
+    const auto rate = trunk_pacing_rate(cfg_.wan_rate, open);
+    const std::string why = "--wan-rate " + std::to_string(cfg_.wan_rate * 8 / 1000000) + " Mbit/s" +
+        (open > 1 ? " over " + std::to_string(open) + " open trunks" : std::string()) + ", 92 % of it payload";
+    for (auto& t : trunks_) {
+        if (t->open()) {
+            t->pace(rate, why);
+        }
+    }
+}
+
 void daemon::trunk_failed(trunk& t, const std::string& why)
 {
     fail(t.describe() + ": " + why);
@@ -605,10 +622,13 @@ void daemon::reap()
 
 // One line per trunk, whitespace-separated, for scripts and monitoring;
 // written to a temporary name and renamed, so a reader never sees half.
-void daemon::write_stats() const
+void daemon::write_stats()
 {
     if (cfg_.stats_dir.empty()) {
         return;
+    }
+    for (auto& t : trunks_) {
+        t->sample_tcp(); // a closed trunk keeps its last look
     }
     const std::string name = cfg_.stats_dir + "/relay-" + std::to_string(cfg_.cluster) + "." + std::to_string(cfg_.id);
     const std::string tmp = name + ".tmp";
@@ -618,16 +638,26 @@ void daemon::write_stats() const
     }
     std::fprintf(f, "# impi-relay %d of cluster %d job %llu; liveness datagrams dropped %llu\n", cfg_.id,
         cfg_.cluster, static_cast<unsigned long long>(job_id_), static_cast<unsigned long long>(udp_dropped_));
+    // The last six columns are the kernel's (TCP_INFO): retransmitted
+    // segments and retransmission timeouts over the trunk's life (rtos -1:
+    // a kernel before 6.7 does not count them), the congestion window in
+    // segments, the smoothed round trip, the rate the kernel paces at now
+    // and the limit --wan-rate set (bytes/s; 0: none).
     std::fprintf(f, "# peer_cluster peer_relay up bytes_out frames_out bytes_in frames_in streams streams_opened "
-                    "streams_refused heartbeats queue peak_queue\n");
+                    "streams_refused heartbeats queue peak_queue retrans rtos cwnd srtt_us pacing_rate "
+                    "max_pacing_rate\n");
     for (const auto& t : trunks_) {
         const auto& c = t->counters();
-        std::fprintf(f, "%u %u %d %llu %llu %llu %llu %zu %llu %llu %llu %zu %zu\n", t->peer().cluster,
-            t->peer().relay, t->open() ? 1 : 0, static_cast<unsigned long long>(c.bytes_out),
+        const auto& k = t->tcp();
+        std::fprintf(f, "%u %u %d %llu %llu %llu %llu %zu %llu %llu %llu %zu %zu %llu %lld %llu %llu %llu %llu\n",
+            t->peer().cluster, t->peer().relay, t->open() ? 1 : 0, static_cast<unsigned long long>(c.bytes_out),
             static_cast<unsigned long long>(c.frames_out), static_cast<unsigned long long>(c.bytes_in),
             static_cast<unsigned long long>(c.frames_in), t->streams(), static_cast<unsigned long long>(c.streams_opened),
             static_cast<unsigned long long>(c.streams_refused), static_cast<unsigned long long>(c.heartbeats),
-            t->queued(), c.peak_queue);
+            t->queued(), c.peak_queue, static_cast<unsigned long long>(k.total_retrans),
+            k.rtos_known ? static_cast<long long>(k.rtos) : -1LL, static_cast<unsigned long long>(k.cwnd),
+            static_cast<unsigned long long>(k.srtt_us), static_cast<unsigned long long>(k.pacing_rate),
+            static_cast<unsigned long long>(k.max_pacing_rate));
     }
     const bool ok = std::fclose(f) == 0;
     if (ok) {
@@ -635,16 +665,21 @@ void daemon::write_stats() const
     }
 }
 
-void daemon::report() const
+void daemon::report()
 {
-    write_stats();
+    write_stats(); // samples every trunk's TCP_INFO too
+    for (auto& t : trunks_) {
+        t->sample_tcp(); // (also without --stats-dir)
+    }
     for (const auto& t : trunks_) {
         const auto& c = t->counters();
         log(t->describe() + ": " + std::to_string(c.bytes_out) + " bytes / " + std::to_string(c.frames_out) +
             " frames out, " + std::to_string(c.bytes_in) + " bytes / " + std::to_string(c.frames_in) + " frames in, " +
             std::to_string(c.streams_opened) + " streams opened, " + std::to_string(c.streams_refused) +
             " refused, " + std::to_string(c.heartbeats) + " heartbeats, peak queue " + std::to_string(c.peak_queue) +
-            " bytes");
+            " bytes; TCP: " + std::to_string(t->tcp().total_retrans) + " segments retransmitted, round trip " +
+            std::to_string(t->tcp().srtt_us) + " us, pacing limit " +
+            (t->tcp().max_pacing_rate != 0 ? std::to_string(t->tcp().max_pacing_rate) + " bytes/s" : std::string("none")));
     }
     if (udp_dropped_ != 0) {
         log(std::to_string(udp_dropped_) + " liveness datagrams dropped (no route, bad MAC, unknown pong)");

@@ -42,6 +42,7 @@
 #include "transport/engine/job_key.hpp"
 #include "transport/secure/byte_stream.hpp"
 #include "transport/secure/protection.hpp"
+#include "transport/tcp_telemetry.hpp"
 #include "transport/wire/relay_route.hpp"
 
 #include <sys/types.h>
@@ -103,6 +104,8 @@ struct relay_config {
     std::size_t window = 1 << 20; // bytes a stream may have in flight towards the other relay
     std::size_t max_streams = 4096;
     int socket_buffer = 0; // IMPI_RELAY_SOCBUF: SO_SNDBUF/SO_RCVBUF of trunks, 0 = the OS's
+    std::uint64_t wan_rate = 0; // --wan-rate: this gateway's WAN link, bytes/s; 0: trunks unpaced
+    std::string tcp_cc; // --tcp-cc: the trunks' congestion control; empty: the host's default
     std::string stats_dir; // --stats-dir: where the per-trunk counters go
     bool verbose = false;
 };
@@ -150,6 +153,15 @@ public:
     // trunk then ends without failing when ours closes.
     void end();
     [[nodiscard]] const trunk_counters& counters() const { return c_; }
+    // Sets the trunk's pacing rate (bytes/s, 0: none); `why` is for the log.
+    void pace(std::uint64_t rate, const std::string& why);
+    [[nodiscard]] std::uint64_t pacing() const { return pacing_; }
+    // What the kernel says of the connection (TCP_INFO), as of the last
+    // sample_tcp(): the stats period, and the trunk's end.
+    void sample_tcp();
+    [[nodiscard]] const fi::TcpTelemetry& tcp() const { return tcp_; }
+    // The socket's TCP congestion control (cubic, bbr, ...), as the kernel says.
+    [[nodiscard]] std::string congestion_control() const;
     [[nodiscard]] std::size_t streams() const { return streams_.size(); }
     [[nodiscard]] std::size_t queued() const { return queued_; }
 
@@ -191,6 +203,8 @@ private:
     bool want_out_ = false, was_congested_ = false;
     bool ended_ = false; // the other relay said the job is over
     trunk_counters c_;
+    std::uint64_t pacing_ = 0; // SO_MAX_PACING_RATE set, bytes/s; 0: none
+    fi::TcpTelemetry tcp_;
 };
 
 // The rank side of one route: the socket of a rank of this cluster, either
@@ -333,6 +347,9 @@ public:
     void on_open(trunk& t, std::uint32_t id, const fi::endpoint_address& from, const fi::endpoint_address& to);
     void on_heartbeat(trunk& t, std::uint32_t direction, const heartbeat_route& r, const std::uint8_t* datagram);
     void trunk_failed(trunk& t, const std::string& why);
+    // Splits --wan-rate over the open trunks, when one opens (one that
+    // dies ends the job).
+    void pace_trunks();
     void route_stream_created(std::unique_ptr<route_stream> s);
     std::size_t stream_count() const { return streams_.size(); }
     // Where the server is, for control connections.
@@ -349,8 +366,8 @@ private:
     void tick();
     void fail(const std::string& why); // tells the server, ends the run with 1
     void reap();
-    void report() const;
-    void write_stats() const; // the counters file in --stats-dir, replaced atomically
+    void report();
+    void write_stats(); // the counters file in --stats-dir, replaced atomically
 
     class fd_handler : public event_handler {
     public:

@@ -9,6 +9,7 @@
 // closed.
 #include "relay/relay/relay.hpp"
 
+#include "relay/relay/trunk_tuning.hpp"
 #include "transport/secure/open_stream.hpp"
 
 #include <netinet/in.h>
@@ -32,21 +33,6 @@ constexpr auto ping_interval = std::chrono::seconds(1);
 constexpr std::string_view acceptor_label = "hashi trunk v1 acceptor";
 constexpr std::string_view connector_label = "hashi trunk v1 connector";
 
-void tune(int fd, int socket_buffer, std::chrono::seconds timeout)
-{
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // Unacknowledged data for longer than the trunk timeout kills the
-    // connection in the kernel too, so a dead WAN link is seen on both
-    // sides even while a sender's queue is full.
-    unsigned ms = static_cast<unsigned>(timeout.count() * 1000);
-    ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
-    if (socket_buffer > 0) {
-        ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &socket_buffer, sizeof socket_buffer);
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &socket_buffer, sizeof socket_buffer);
-    }
-}
-
 template <std::size_t N> std::array<std::uint8_t, N> to_array(const std::uint8_t* p)
 {
     std::array<std::uint8_t, N> a {};
@@ -60,7 +46,9 @@ trunk::trunk(daemon& d, relay_name peer, bool connector, UniqueFd fd)
     : d_(d), peer_(peer), connector_(connector), identified_(connector), fd_(std::move(fd)),
       st_(connector ? state::connecting : state::await_hello), next_id_(connector ? 1 : 2)
 {
-    tune(fd_.get(), d_.config().socket_buffer, d_.config().trunk_timeout);
+    if (const auto refused = tune_trunk_socket(fd_.get(), d_.config()); !refused.empty()) {
+        d_.log("warning: " + describe() + ": the kernel refused " + refused);
+    }
     last_rx_ = last_tx_ = clock::now();
     deadline_ = clock::now() + handshake_time;
     events_ = connector ? EPOLLOUT : EPOLLIN;
@@ -77,6 +65,39 @@ trunk::~trunk()
 std::string trunk::describe() const
 {
     return identified_ ? "trunk to " + to_string(peer_) : std::string("a trunk connection not yet identified");
+}
+
+void trunk::pace(std::uint64_t rate, const std::string& why)
+{
+    if (!fd_ || rate == pacing_) {
+        return;
+    }
+    if (!pace_trunk_socket(fd_.get(), rate)) {
+        d_.log("warning: " + describe() + ": the kernel refused its pacing rate (" + std::strerror(errno) + ")");
+        return;
+    }
+    pacing_ = rate;
+    d_.debug(describe() + (rate != 0 ? ": paced at " + std::to_string(rate * 8 / 1000) + " kbit/s (" + why + ")"
+                                     : ": not paced (" + why + ")"));
+}
+
+std::string trunk::congestion_control() const
+{
+    char name[16] = {}; // TCP_CA_NAME_MAX
+    socklen_t len = sizeof name - 1;
+    if (!fd_ || ::getsockopt(fd_.get(), IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) {
+        return "congestion control unknown";
+    }
+    return name;
+}
+
+void trunk::sample_tcp()
+{
+    if (fd_) {
+        if (auto t = fi::read_tcp_telemetry(fd_.get())) {
+            tcp_ = *t;
+        }
+    }
 }
 
 void trunk::end()
@@ -98,6 +119,7 @@ void trunk::fail(const std::string& why)
             s->trunk_lost(why);
         }
         streams_.clear();
+        sample_tcp();
         d_.loop().remove(fd_.get());
         fd_.reset();
         return;
@@ -109,6 +131,7 @@ void trunk::fail(const std::string& why)
     }
     streams_.clear();
     if (fd_) {
+        sample_tcp();
         d_.loop().remove(fd_.get());
         fd_.reset();
     }
@@ -270,7 +293,8 @@ void trunk::on_events(std::uint32_t events)
         case secure::handshake_status::done:
             st_ = state::open;
             last_rx_ = clock::now();
-            d_.log("trunk up to " + to_string(peer_) + " (" + stream_->describe() + ")");
+            d_.log("trunk up to " + to_string(peer_) + " (" + stream_->describe() + "; TCP " + congestion_control() + ")");
+            d_.pace_trunks();
             break;
         case secure::handshake_status::want_read:
             set_events(EPOLLIN);

@@ -26,6 +26,7 @@ libhashi_fi_la_SOURCES = \
 	src/transport/ep_ops.cpp src/transport/ep_ops.hpp \
 	src/transport/stats.cpp \
 	src/transport/tcp_telemetry.cpp src/transport/tcp_telemetry.hpp \
+	src/transport/tcp_congestion_control.cpp src/transport/tcp_congestion_control.hpp src/transport/send/payload_of_wire.hpp \
 	src/transport/engine/engine.cpp src/transport/engine/engine.hpp \
 	src/transport/engine/send_protocol.cpp \
 	src/transport/engine/completions.cpp src/transport/engine/completions.hpp \

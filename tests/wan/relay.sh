@@ -26,6 +26,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Bad pacing settings are refused before anything starts: exit 2 and what
+# was wrong.
+relay_cmd=("$HASHI_PREFIX/bin/impi-relay" -relay 0 192.0.2.1:1 --cluster 0 -impi-secret 0123456789abcdef0123456789abcdef)
+run bad-rate -- "${relay_cmd[@]}" --wan-rate fast
+expect_status bad-rate 2
+expect_in bad-rate bad-rate.err "option --wan-rate"
+run bad-cc -- "${relay_cmd[@]}" --tcp-cc no_such_cc
+expect_status bad-cc 2
+expect_in bad-cc bad-cc.err "--tcp-cc no_such_cc: the kernel offers no such TCP congestion control \(available: .*cubic"
+
 run up -- "$tb" up --clusters 2 --nodes 2 --gateways 2 --mode strict --wan-delay 5 --realtime
 expect_status up 0
 compile mpicc "$programs/relay_job.c" relay_job || {
@@ -48,8 +58,9 @@ wait_line() {
     return 1
 }
 
-# Extra mpiexec options of the next job (-genv settings).
+# Extra mpiexec options of the next job (-genv settings), and the relays'.
 job_env=()
+relay_opts=()
 
 # job NAME ARGS...: impi-server on c0gw, relays 0 and 1 of both clusters on
 # their gateways, one mpiexec -client per cluster at its leader relay's LAN
@@ -70,7 +81,7 @@ job() {
         for i in 0 1; do
             local gw="c${k}gw"
             [[ $i == 0 ]] || gw="c${k}gw$i"
-            "$tb" exec "$gw" impi-relay -relay "$i" "$addr" --cluster "$k" --relays 2 -impi-secret-file "$secret" -v \
+            "$tb" exec "$gw" impi-relay -relay "$i" "$addr" --cluster "$k" --relays 2 -impi-secret-file "$secret" -v "${relay_opts[@]}" \
                 >"$name.r$k.$i.out" 2>"$name.r$k.$i.err" &
             relay_pids+=($!)
         done
@@ -128,7 +139,15 @@ else
     fail "strict mode: c0n0 reached the WAN core"
 fi
 
+# The first job's relays pace their trunks (--wan-rate 400: 92 % of 50 MB/s
+# each, one trunk per relay) with reno: the rate is read back from the
+# trunks' TCP_INFO in the relays' statistics, the congestion control from
+# the socket.
+mkdir -p "$work/pairs-stats"
+job_env=(-genv FI_HASHI_STATS_DIR "$work/pairs-stats")
+relay_opts=(--wan-rate 400 --tcp-cc reno --stats-dir "$work/pairs-stats")
 job pairs
+job_env=() relay_opts=()
 if [[ $rc0 == 0 && $rc1 == 0 && $rcs == 0 ]]; then pass "pairs: both clusters and the server exited 0"; else
     fail "pairs: clients $rc0/$rc1, server $rcs"
     tail -n 12 pairs.c0.err pairs.c1.err pairs.server.err pairs.r*.err | sed 's/^/    /'
@@ -137,7 +156,8 @@ expect_in pairs pairs.c0.out "^relay_job: OK \(4 ranks, every pair"
 expect_count pairs <(cat pairs.c0.out pairs.c1.out) "^rank [0-3] on c[01]n[01] relays=10\.[01]\.0\.1:[0-9]+,10\.[01]\.0\.2:[0-9]+$" 4
 for k in 0 1; do
     for i in 0 1; do
-        expect_in "pairs-relay$k.$i" "pairs.r$k.$i.err" "trunk up to relay [01] of cluster $((1 - k)) \(integrity"
+        expect_in "pairs-relay$k.$i" "pairs.r$k.$i.err" "trunk up to relay [01] of cluster $((1 - k)) \(integrity.*; TCP reno\)"
+        expect_in "pairs-pacing$k.$i" "$work/pairs-stats/relay-$k.$i" "^$((1 - k)) $i [01]( [0-9]+){11} -?[0-9]+( [0-9]+){3} 46000000$"
         expect_in "pairs-relay$k.$i" "pairs.r$k.$i.err" "the job ended"
     done
 done
@@ -150,6 +170,9 @@ streams=$(cat pairs.r*.err | sed -n 's/.* \([0-9]*\) streams opened.*/\1/p' | aw
 if [[ $streams -ge 4 ]]; then pass "pairs: the trunks carried $streams streams"; else
     fail "pairs: the trunks carried $streams streams, at least 4 expected"; fi
 grep -h "trunk to" pairs.r*.err | sed 's/^/    /'
+run pairs-info -- "$HASHI_PREFIX/bin/hashi-info" --stats "$work/pairs-stats"
+expect_status pairs-info 0
+expect_count pairs-info pairs-info.out "^  [01]\.[01] +[01]\.[01] +(yes|no)( +[0-9.]+){7} +[0-9.]+ +368\.0$" 4
 
 # The strangers got not one byte, the junk was closed, and the job above
 # ran all the same.

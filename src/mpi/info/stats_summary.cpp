@@ -2,6 +2,7 @@
 #include "mpi/info/stats_summary.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -219,7 +220,8 @@ size_t print_relay_trunks(const std::string& dir, std::ostream& out)
     out << "impi-relay trunks (" << files.size() << " relay" << (files.size() == 1 ? "" : "s") << "):\n"
         << std::left << std::setw(12) << "  relay" << std::setw(16) << "to cluster.relay" << std::right << std::setw(4)
         << "up" << std::setw(10) << "out MiB" << std::setw(10) << "frames" << std::setw(10) << "in MiB" << std::setw(10)
-        << "frames" << std::setw(9) << "streams" << std::setw(8) << "queue"
+        << "frames" << std::setw(9) << "streams" << std::setw(8) << "queue" << std::setw(7) << "retx" << std::setw(8)
+        << "rtt ms" << std::setw(13) << "pace Mbit/s"
         << "\n";
     for (const auto& f : files) {
         std::ifstream in(f);
@@ -235,11 +237,27 @@ size_t print_relay_trunks(const std::string& dir, std::ostream& out)
             if (!(s >> cluster >> relay >> up >> bytes_out >> frames_out >> bytes_in >> frames_in >> streams >>
                     opened >> refused >> heartbeats >> queue))
                 continue; // a relay of another version: its other lines still show
+            // The kernel's view of the trunk (TCP_INFO), from relays that
+            // write it: retransmitted segments, the smoothed round trip,
+            // and the pacing limit of --wan-rate (0: none).
+            unsigned long long peak = 0, retrans = 0, cwnd = 0, srtt_us = 0, pacing = 0, max_pacing = 0;
+            long long rtos = 0;
+            const bool tcp = static_cast<bool>(s >> peak >> retrans >> rtos >> cwnd >> srtt_us >> pacing >> max_pacing);
             out << std::left << std::setw(12) << ("  " + f.filename().string().substr(6)) << std::setw(16)
                 << (std::to_string(cluster) + "." + std::to_string(relay)) << std::right << std::setw(4)
                 << (up != 0 ? "yes" : "no") << std::setw(10) << mib(bytes_out) << std::setw(10) << frames_out
                 << std::setw(10) << mib(bytes_in) << std::setw(10) << frames_in << std::setw(9) << streams
-                << std::setw(8) << queue << "\n";
+                << std::setw(8) << queue;
+            if (tcp) {
+                char rtt[16], pace[24];
+                std::snprintf(rtt, sizeof rtt, "%.1f", static_cast<double>(srtt_us) / 1000.0);
+                if (max_pacing != 0)
+                    std::snprintf(pace, sizeof pace, "%.1f", static_cast<double>(max_pacing) * 8 / 1e6);
+                else
+                    std::snprintf(pace, sizeof pace, "none");
+                out << std::setw(7) << retrans << std::setw(8) << rtt << std::setw(13) << pace;
+            }
+            out << "\n";
         }
     }
     return files.size();

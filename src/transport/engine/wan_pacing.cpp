@@ -5,6 +5,8 @@
 #include "common/abi/wan_share_abi.h"
 #include "transport/common.hpp"
 #include "transport/engine/local_address.hpp"
+#include "transport/send/payload_of_wire.hpp"
+#include "transport/tcp_congestion_control.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -15,40 +17,8 @@
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
 
 namespace hashi::fi {
-
-namespace {
-
-// Whether the kernel lets a TCP socket use `cc`; the available ones in
-// `available` otherwise.
-bool congestion_control_usable(const std::string& cc, std::string& available)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return true; // nothing to learn here; a real socket reports it later
-    const bool ok = ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc.data(), static_cast<socklen_t>(cc.size())) == 0;
-    ::close(fd);
-    if (!ok) {
-        std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
-        std::getline(in, available);
-    }
-    return ok;
-}
-
-// The share is a rate of the WAN link, which carries whole frames; the
-// pacers count payload (the bucket) and TCP segments (the kernel). Of a
-// 1514-byte Ethernet frame 1448 bytes are payload (0.956), and the same
-// link carries the acknowledgements of the other direction's data (2 %
-// of it, one 66-byte frame per two segments); 0.92 leaves a little for
-// the pacing timers' jitter as well. Pacing the payload at the whole share
-// overfilled the bottleneck: four processes of a cluster at 25 Mbit/s
-// each into a 100 Mbit/s WAN dropped 2252 frames at its 128 KB queue in
-// bench/wan's FT (5 Dec).
-constexpr double payload_of_wire = 0.92;
-
-} // namespace
 
 bool wan_pacing::init(std::string& error)
 {
@@ -60,11 +30,8 @@ bool wan_pacing::init(std::string& error)
         return false;
     notsent_lowat_ = *lowat;
     if (const auto cc = hashi::env_text("FI_HASHI_WAN_CC"); cc && !cc->empty()) {
-        std::string available;
-        if (!congestion_control_usable(*cc, available)) {
-            error = "FI_HASHI_WAN_CC=" + *cc + ": the kernel offers no such TCP congestion control (available: " +
-                (available.empty() ? std::string("unknown") : available) + "); load its module (modprobe tcp_" +
-                *cc + ") or pick one of those";
+        if (auto problem = congestion_control_problem(*cc, "FI_HASHI_WAN_CC=" + *cc); !problem.empty()) {
+            error = std::move(problem);
             return false;
         }
         congestion_control_ = *cc;

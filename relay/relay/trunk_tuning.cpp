@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "relay/relay/trunk_tuning.hpp"
+
+#include "relay/relay/relay.hpp"
+#include "transport/send/payload_of_wire.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+namespace hashi::relay {
+
+namespace {
+
+// The unsent bytes a paced trunk's kernel buffer may hold: 1 MiB, as the
+// provider's WAN sockets (FI_HASHI_WAN_NOTSENT_LOWAT), 80 ms at 100 Mbit/s.
+constexpr int paced_notsent_lowat = 1 << 20;
+
+} // namespace
+
+std::string tune_trunk_socket(int fd, const relay_config& cfg)
+{
+    std::string refused;
+    auto note = [&refused](const char* what) {
+        refused += (refused.empty() ? "" : "; ") + std::string(what) + ": " + std::strerror(errno);
+    };
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Unacknowledged data for longer than the trunk timeout kills the
+    // connection in the kernel too, so a dead WAN link is seen on both
+    // sides even while a sender's queue is full.
+    unsigned ms = static_cast<unsigned>(cfg.trunk_timeout.count() * 1000);
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms) != 0)
+        note("TCP_USER_TIMEOUT");
+    if (cfg.socket_buffer > 0) {
+        if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cfg.socket_buffer, sizeof cfg.socket_buffer) != 0)
+            note("SO_SNDBUF");
+        if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &cfg.socket_buffer, sizeof cfg.socket_buffer) != 0)
+            note("SO_RCVBUF");
+    }
+    if (!cfg.tcp_cc.empty() &&
+        ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cfg.tcp_cc.data(), static_cast<socklen_t>(cfg.tcp_cc.size())) != 0)
+        note("TCP_CONGESTION");
+    return refused;
+}
+
+std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t open_trunks)
+{
+    if (wan_rate == 0)
+        return 0;
+    const double each = static_cast<double>(wan_rate) * fi::payload_of_wire / static_cast<double>(std::max<std::size_t>(open_trunks, 1));
+    return std::max<std::uint64_t>(static_cast<std::uint64_t>(each), 1);
+}
+
+bool pace_trunk_socket(int fd, std::uint64_t rate)
+{
+    // ~0 lifts a limit set before (the kernel's "unlimited").
+    const std::uint64_t v = rate != 0 ? rate : std::numeric_limits<std::uint64_t>::max();
+    if (::setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof v) != 0)
+        return false;
+    if (rate != 0) {
+        const int lowat = paced_notsent_lowat;
+        if (::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) != 0)
+            return false;
+    }
+    return true;
+}
+
+} // namespace hashi::relay

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The TCP settings of a trunk's socket, the relay's side of the WAN: the
+// timeout that sees a dead link, the buffers the admin sets
+// (IMPI_RELAY_SOCBUF), the congestion control the admin picks (--tcp-cc),
+// and pacing at this gateway's WAN rate (--wan-rate). Contract:
+// tune_trunk_socket() once per trunk socket before its handshake;
+// pace_trunk_socket() whenever the number of the relay's open trunks
+// changes. Relay thread only; a setting the kernel refuses is logged by
+// the caller and the trunk carries on without it.
+//
+// Why pace a trunk: the ranks behind a relay pace their own sockets to
+// the relay (src/transport/engine/wan_pacing.hpp), but the relay reads
+// them in 64 KiB blocks and writes whole batches, and a trunk idle through
+// a compute phase would send its first batch at line rate into the WAN's
+// bottleneck queue. SO_MAX_PACING_RATE makes the kernel spread every
+// batch at the link's rate instead, from the first segment after idle.
+// TCP_NOTSENT_LOWAT keeps the unsent bytes the kernel holds small, so that
+// the relay's own queue, whose length stops the streams' reading, is
+// where a paced trunk's backlog shows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace hashi::relay {
+
+struct relay_config;
+
+// TCP_NODELAY, TCP_USER_TIMEOUT (the trunk timeout), the buffers and the
+// congestion control of cfg. Returns what the kernel refused (empty: all
+// taken).
+std::string tune_trunk_socket(int fd, const relay_config& cfg);
+
+// The pacing rate of each of `open_trunks` trunks sharing a WAN link of
+// `wan_rate` bytes/s (the link carries frames, the kernel paces payload:
+// src/transport/send/payload_of_wire.hpp); 0 when the link's rate is not
+// given (unpaced).
+std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t open_trunks);
+
+// Sets SO_MAX_PACING_RATE to `rate` bytes/s (0: no limit) and, when
+// paced, TCP_NOTSENT_LOWAT. False with errno when the kernel refused.
+bool pace_trunk_socket(int fd, std::uint64_t rate);
+
+} // namespace hashi::relay
