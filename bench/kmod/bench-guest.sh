@@ -18,6 +18,21 @@ work=$1 what=${2:-1}
 variants=(user epoll ring)
 rounds=${O2G_BENCH_ROUNDS:-3}
 declare -A t vals fan msgs
+# o2g_rfs=1 on the guest's command line (O2G_VM_APPEND="o2g_rfs=1"):
+# receive flow steering on lo, so that the receive side's softirq (TCP, and
+# the module's matching and copy) runs on the CPU of the process that uses
+# the flow, as a NIC's interrupt steered to the receiving core would on a
+# real node. Without it, loopback processes every packet on the sending
+# CPU, inside the send call: the receiver's kernel work, which o2g moves
+# into that softirq, is charged to the sender.
+if grep -qw 'o2g_rfs=1' /proc/cmdline; then
+    printf '%x\n' $(((1 << $(nproc)) - 1)) >/sys/class/net/lo/queues/rx-0/rps_cpus &&
+        echo 32768 >/proc/sys/net/core/rps_sock_flow_entries &&
+        echo 32768 >/sys/class/net/lo/queues/rx-0/rps_flow_cnt &&
+        echo "BENCH # receive flow steering on lo: rps_cpus $(cat /sys/class/net/lo/queues/rx-0/rps_cpus)," \
+            "rps_flow_cnt $(cat /sys/class/net/lo/queues/rx-0/rps_flow_cnt)" ||
+        echo "BENCH # o2g_rfs=1: could not set receive flow steering on lo"
+fi
 counter() { cat "/sys/class/misc/o2g/counters/$1"; }
 mpirun2() { # variant, launcher prefix, program args...
     local variant=$1 prefix=$2 backend=kernel first=on

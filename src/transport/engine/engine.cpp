@@ -373,10 +373,11 @@ bool engine::flush_path(peer& p, path& path_ref, const stripe_policy& stripes, s
             return false;
         }
     }
-    // The pacer hook: a path that crosses the WAN passes the process's WAN
-    // token bucket and its socket paces at the same rate (wan_pacing.hpp).
+    // The pacer hook: a socket that crosses the WAN passes the process's
+    // WAN token bucket and paces at the same rate (wan_pacing.hpp); one to
+    // a relay does not, its trunk is paced (router::sends_into_wan).
     pacer* paced = nullptr;
-    if (router_.crosses_wan(p)) {
+    if (router_.sends_into_wan(p.addr)) {
         const std::uint64_t now = monotonic_ns();
         paced = pacing_.wan_pacer(now);
         if (paced != nullptr && expire_wan_senders(now))

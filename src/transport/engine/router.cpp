@@ -13,6 +13,13 @@ bool router::crosses_wan(const peer& p) const noexcept
     return p.addr.cluster_id != self_.cluster_id;
 }
 
+bool router::sends_into_wan(const endpoint_address& a) const noexcept
+{
+    // route_to's test for a relayed route, without its trunk hash: this is
+    // asked on every write.
+    return a.cluster_id != self_.cluster_id && !a.via_relay && !self_.via_relay;
+}
+
 std::size_t router::trunk_of(
     const endpoint_address::bytes& a, const endpoint_address::bytes& b, std::size_t trunks) noexcept
 {

@@ -13,7 +13,10 @@
 // (path/relay_dial.cpp) forwards bytes unread. Which relay: the trunk
 // trunk_of(both cards), the same number on both sides, so that both
 // directions of a pair take the same relay pair. A relayed peer is still a
-// WAN peer: protection and pacing apply end to end.
+// WAN peer: protection applies end to end. Pacing applies where the bytes
+// enter the WAN (sends_into_wan): for a relayed peer that is the relays'
+// trunk, which impi-relay --wan-rate paces, not the process's socket to its
+// relay on the LAN.
 //
 // Striping: a relayed peer may have a path per trunk (lanes(), one lane
 // per local relay). Lane 0 is the pair's trunk above and carries every
@@ -65,6 +68,13 @@ public:
     // The path to write the next frames to (lane 0), or null when none is open.
     path* path_for(const peer& p) const noexcept;
     bool crosses_wan(const peer& p) const noexcept;
+    // This process's own socket to `a` crosses the WAN (another cluster,
+    // reached directly): the sockets the process paces. A relayed peer's
+    // bytes enter the WAN from the relays' trunk, one TCP flow per gateway
+    // whose relay paces it; pacing the rank's LAN socket to the relay as
+    // well cost 6-20 % in bench/wan's relayed scenario, where no variant
+    // dropped a packet at the bottleneck (5 Dec).
+    bool sends_into_wan(const endpoint_address& a) const noexcept;
     // "via relay 1 of cluster 0 (10.0.0.1:7000) and its trunk to relay 1 of
     // cluster 1" for a relayed address (its lane 0), empty otherwise; for
     // peer::describe() and the statistics.

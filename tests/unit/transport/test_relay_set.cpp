@@ -116,6 +116,7 @@ BOOST_AUTO_TEST_CASE(direct_when_no_relay_is_involved)
     BOOST_TEST(r.ipv4 == b.ipv4);
     BOOST_TEST(r.port == b.port);
     BOOST_TEST(r.wan);
+    BOOST_TEST(from_a.sends_into_wan(b)); // the process's own socket is on the WAN: paced
     BOOST_TEST(from_a.note(b).empty());
     // Same cluster, both behind relays: direct, inside the cluster.
     const auto c = card(3, 3, true);
@@ -125,6 +126,7 @@ BOOST_AUTO_TEST_CASE(direct_when_no_relay_is_involved)
     BOOST_TEST((rc.how == fi::route::kind::direct));
     BOOST_TEST(rc.ipv4 == d.ipv4);
     BOOST_TEST(!rc.wan);
+    BOOST_TEST(!from_c.sends_into_wan(d));
 }
 
 BOOST_AUTO_TEST_CASE(relayed_when_either_side_is_behind_relays)
@@ -136,7 +138,10 @@ BOOST_AUTO_TEST_CASE(relayed_when_either_side_is_behind_relays)
         const fi::router from_a(a, local);
         const auto r = from_a.route_to(b);
         BOOST_TEST((r.how == fi::route::kind::relay));
-        BOOST_TEST(r.wan); // protection and pacing still apply end to end
+        BOOST_TEST(r.wan); // protection still applies end to end
+        // Pacing does not: the bytes enter the WAN from the relays' trunk,
+        // which its relay paces; this socket ends at a relay on the LAN.
+        BOOST_TEST(!from_a.sends_into_wan(b));
         BOOST_REQUIRE(r.trunk < local.size());
         BOOST_TEST(r.ipv4 == local[r.trunk].ipv4);
         BOOST_TEST(r.port == local[r.trunk].port);
