@@ -8,11 +8,11 @@
 // changes. Relay thread only; a setting the kernel refuses is logged by
 // the caller and the trunk carries on without it.
 //
-// Why pace a trunk: the ranks behind a relay pace their own sockets to
-// the relay (src/transport/engine/wan_pacing.hpp), but the relay reads
-// them in 64 KiB blocks and writes whole batches, and a trunk idle through
-// a compute phase would send its first batch at line rate into the WAN's
-// bottleneck queue. SO_MAX_PACING_RATE makes the kernel spread every
+// Why pace a trunk: the trunk is where a relayed job's bytes enter the
+// WAN, and the ranks behind a relay do not pace their sockets to it
+// (router::sends_into_wan in src/transport/engine/router.hpp). A trunk
+// idle through a compute phase would send its next batch at line rate into
+// the WAN's bottleneck queue. SO_MAX_PACING_RATE makes the kernel spread every
 // batch at the link's rate instead, from the first segment after idle.
 // TCP_NOTSENT_LOWAT keeps the unsent bytes the kernel holds small, so that
 // the relay's own queue, whose length stops the streams' reading, is

@@ -8,11 +8,6 @@
 
 namespace hashi::fi {
 
-bool router::crosses_wan(const peer& p) const noexcept
-{
-    return p.addr.cluster_id != self_.cluster_id;
-}
-
 bool router::sends_into_wan(const endpoint_address& a) const noexcept
 {
     // route_to's test for a relayed route, without its trunk hash: this is

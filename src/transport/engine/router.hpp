@@ -2,7 +2,8 @@
 // The router: the one place that decides how a peer is reached.
 //
 // route_for(peer) answers where to connect and whether the traffic crosses
-// the WAN (other cluster: WAN pacing and, on request, protection apply).
+// the WAN (other cluster: protection applies); sends_into_wan(address)
+// whether this process's own socket does (WAN pacing applies).
 // path_for(peer) picks the established path a frame leaves on.
 //
 // A peer in the same cluster, or in another one when neither side sits
@@ -67,7 +68,6 @@ public:
     std::size_t lanes(const peer& p) const noexcept;
     // The path to write the next frames to (lane 0), or null when none is open.
     path* path_for(const peer& p) const noexcept;
-    bool crosses_wan(const peer& p) const noexcept;
     // This process's own socket to `a` crosses the WAN (another cluster,
     // reached directly): the sockets the process paces. A relayed peer's
     // bytes enter the WAN from the relays' trunk, one TCP flow per gateway

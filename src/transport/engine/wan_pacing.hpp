@@ -4,9 +4,10 @@
 // The rate: when libhashi-coll is in the process it publishes how fast this
 // process may send over the WAN in all (common/abi/wan_share_abi.h: the
 // job's WAN budget / its concurrent WAN senders, a hint, or a collective's
-// WAN phase). Every write to another cluster, point-to-point included,
-// then passes one token bucket at that rate shared by all the process's WAN
-// paths (so four WAN peers at once still get one share), and each WAN
+// WAN phase). Every write on a socket that crosses the WAN itself (another
+// cluster reached directly: router::sends_into_wan; a relay's trunk is
+// paced by the relay), point-to-point included, then passes one token
+// bucket at that rate shared by all the process's WAN paths (so four WAN peers at once still get one share), and each WAN
 // socket's SO_MAX_PACING_RATE is set to the share divided by the WAN
 // sockets sending at the time (send/sending_sockets.hpp), so the kernel
 // spreads what the bucket lets through instead of bursting it at line rate
