@@ -589,7 +589,8 @@ void daemon::tick()
     for (auto& g : greetings_) {
         g->tick(now);
     }
-    if (now >= next_stats_) {
+    if (now >= next_stats_ && !cfg_.stats_dir.empty()) {
+        sample_trunks();
         write_stats();
         next_stats_ = now + std::chrono::seconds(2);
     }
@@ -622,13 +623,17 @@ void daemon::reap()
 
 // One line per trunk, whitespace-separated, for scripts and monitoring;
 // written to a temporary name and renamed, so a reader never sees half.
-void daemon::write_stats()
+void daemon::sample_trunks()
+{
+    for (auto& t : trunks_) {
+        t->sample_tcp(); // a closed trunk keeps its last look
+    }
+}
+
+void daemon::write_stats() const
 {
     if (cfg_.stats_dir.empty()) {
         return;
-    }
-    for (auto& t : trunks_) {
-        t->sample_tcp(); // a closed trunk keeps its last look
     }
     const std::string name = cfg_.stats_dir + "/relay-" + std::to_string(cfg_.cluster) + "." + std::to_string(cfg_.id);
     const std::string tmp = name + ".tmp";
@@ -667,10 +672,8 @@ void daemon::write_stats()
 
 void daemon::report()
 {
-    write_stats(); // samples every trunk's TCP_INFO too
-    for (auto& t : trunks_) {
-        t->sample_tcp(); // (also without --stats-dir)
-    }
+    sample_trunks();
+    write_stats();
     for (const auto& t : trunks_) {
         const auto& c = t->counters();
         log(t->describe() + ": " + std::to_string(c.bytes_out) + " bytes / " + std::to_string(c.frames_out) +

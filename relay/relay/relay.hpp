@@ -367,7 +367,8 @@ private:
     void fail(const std::string& why); // tells the server, ends the run with 1
     void reap();
     void report();
-    void write_stats(); // the counters file in --stats-dir, replaced atomically
+    void sample_trunks(); // every trunk's TCP_INFO, for write_stats and report
+    void write_stats() const; // the counters file in --stats-dir, replaced atomically
 
     class fd_handler : public event_handler {
     public:

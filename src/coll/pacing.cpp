@@ -21,30 +21,34 @@ Pacing published; // what the record holds now
 std::uint32_t senders_of_job = 1;
 int phases = 0; // WanShares alive
 
+// The link parameters were measured or configured, not the built-in guess.
+bool link_params_known()
+{
+    return link_params().source != LinkParams {}.source;
+}
+
+// A share at or above what the node's own link carries cannot bind, so
+// none is published and the provider paces nothing (once a socket has any
+// limit the kernel also paces it at its window's rate). Only with a node
+// rate measured or configured: the built-in one is a guess, and below a
+// real 1000 Mbit/s link it would leave a congested WAN's point-to-point
+// traffic unpaced.
+bool binds(std::uint64_t pace_rate)
+{
+    return pace_rate != 0 && (!link_params_known() || static_cast<double>(pace_rate) < link_params().node_rate);
+}
+
 void publish(const Pacing& p)
 {
     published = p;
-    // A share at or above what the node's own link carries cannot bind, so
-    // none is published and the provider paces nothing (once a socket has
-    // any limit the kernel also paces it at its window's rate). Only with a
-    // node rate measured or configured: the built-in one is a guess, and
-    // below a real 1000 Mbit/s link it would leave a congested WAN's
-    // point-to-point traffic unpaced.
-    const bool binds = p.pace_rate != 0 &&
-        (!node_rate_known() || static_cast<double>(p.pace_rate) < link_params().node_rate);
     __atomic_store_n(&hashi_coll_wan_share.wan_rate, p.wan_rate, __ATOMIC_RELAXED);
     __atomic_store_n(&hashi_coll_wan_share.senders, p.senders, __ATOMIC_RELAXED);
-    __atomic_store_n(&hashi_coll_wan_share.pace_rate, binds ? p.pace_rate : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&hashi_coll_wan_share.pace_rate, binds(p.pace_rate) ? p.pace_rate : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&hashi_coll_wan_share.reason, static_cast<std::uint32_t>(p.reason), __ATOMIC_RELAXED);
     __atomic_fetch_add(&hashi_coll_wan_share.generation, 1, __ATOMIC_RELEASE);
 }
 
 } // namespace
-
-bool node_rate_known()
-{
-    return link_params().source != LinkParams {}.source;
-}
 
 Pacing share_of(std::uint64_t wan_rate, std::uint32_t senders, PaceReason why)
 {
@@ -70,7 +74,7 @@ void set_job_pacing(const Hierarchy& world)
     // A budget the user gave, else the WAN rate measured or configured;
     // the built-in defaults are a guess, not a budget.
     std::uint64_t budget = s.wan_rate_mbit * 125'000ULL;
-    if (budget == 0 && link_params().source != LinkParams {}.source)
+    if (budget == 0 && link_params_known())
         budget = static_cast<std::uint64_t>(link_params().wan_rate);
     // Outside collectives no one knows how many processes of a cluster send
     // at once, so unless the user says (HASHI_WAN_SENDERS, the hints) a
@@ -88,8 +92,7 @@ void set_job_pacing(const Hierarchy& world)
     if (s.verbose >= 1 && world.rank == 0)
         std::fprintf(stderr, "hashi-coll: WAN pacing: %.1f Mbit/s per process (%.1f Mbit/s shared by %u senders)%s\n",
             static_cast<double>(base.pace_rate) * 8e-6, static_cast<double>(budget) * 8e-6, senders,
-            base.pace_rate != 0 && node_rate_known() && static_cast<double>(base.pace_rate) >= link_params().node_rate
-                ? ", not below a node's link: nothing paced outside collectives"
+            base.pace_rate != 0 && !binds(base.pace_rate) ? ", not below a node's link: nothing paced outside collectives"
                 : "");
 }
 

@@ -35,10 +35,6 @@ struct Pacing {
     PaceReason reason = PaceReason::none;
 };
 
-// Whether the link parameters' node rate was measured or configured (not
-// the built-in guess): only then does a share at or above it go unpublished.
-bool node_rate_known();
-
 // wan_rate / senders, or no limit when either is 0.
 Pacing share_of(std::uint64_t wan_rate, std::uint32_t senders, PaceReason why);
 
