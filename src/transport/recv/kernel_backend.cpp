@@ -171,6 +171,18 @@ bool kernel_backend::catch_up(attached_path& a)
     const std::uint64_t source = c.p != nullptr && c.p->fi_addr != FI_ADDR_NOTAVAIL ? c.p->fi_addr : O2G_ANY_SOURCE;
     const int e = attaching ? dev_.attach(a.sock, source, O2G_ATTACH_HANDOFF | O2G_ATTACH_TAGGED_ONLY)
                             : dev_.resume(a.sock);
+    if (e == -ENOTCONN && attaching) {
+        // The peer ended the stream (its FIN or a reset) before the module
+        // could take it: there is nothing left to match in the kernel. The
+        // user backend reads the frames still queued and then the end, as
+        // for any stream, so none is lost and an orderly close stays quiet
+        // (seen in MPICH's rqfreeb at MPI_Finalize in the o2g VM).
+        HASHI_DEBUG("o2g: fd %d ended before it could be attached; read in user space", a.sock);
+        a.r = reader::user;
+        c.read_budget = path::unlimited;
+        user_.on_readable(c); // may close the path, which forgets `a`
+        return true;
+    }
     if (e != 0) {
         up_.path_failed(c, std::string("the o2g module refused to ") + (attaching ? "attach" : "resume") +
                 " the connection: " + std::strerror(-e) + (e == -ENOSPC ? " (module parameter max_sockets)" : ""));

@@ -74,7 +74,7 @@ private:
         catch_up_to_attach, // user space, up to a frame boundary, then ATTACH
         catch_up_to_resume, // user space, the handed-off frame, then RESUME
         kernel, // the module
-        user, // user space for good: the module gave the stream back at its end
+        user, // user space for good: the module gave the stream back at its end, or it ended before ATTACH
     };
     struct attached_path {
         path* c = nullptr;
