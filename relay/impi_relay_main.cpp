@@ -66,7 +66,9 @@ Options:
   -h, -help             print this help
 
 Environment: IMPI_RELAY_SOCBUF=BYTES sets SO_SNDBUF/SO_RCVBUF of the trunks
-(GridMPI's variable; empty or 0: the OS default).
+(GridMPI's variable; empty or 0: the OS default). IMPI_RELAY_TRUNK_ORDER=fifo
+sends each trunk's frames in the order queued, for comparison (default fair:
+control frames first, then one frame of each busy stream in turn).
 Every option may also be written with two dashes, and with its value after
 '=' (--port=4000).
 )";
@@ -252,6 +254,12 @@ int main(int argc, char** argv)
                 "': trunks cross the WAN and are always protected; give integrity or encryption");
         }
         cfg.protection = *p;
+    }
+    if (auto order = hashi::env_text("IMPI_RELAY_TRUNK_ORDER"); order && !order->empty() && *order != "fair") {
+        if (*order != "fifo") {
+            return usage_error("IMPI_RELAY_TRUNK_ORDER=" + *order + ": use fair (the default) or fifo");
+        }
+        cfg.fifo_trunks = true;
     }
     // The LAN: an address of ours, or the network one of ours is in.
     const auto mine = own_addresses();

@@ -36,7 +36,9 @@
 #include "relay/impi/auth.hpp"
 #include "relay/impi/channel.hpp"
 #include "relay/impi/relay_tables.hpp"
+#include "relay/relay/byte_buffer.hpp"
 #include "relay/relay/event_loop.hpp"
+#include "relay/relay/trunk_queue.hpp"
 #include "relay/relay/trunk_wire.hpp"
 #include "transport/address.hpp"
 #include "transport/engine/job_key.hpp"
@@ -61,32 +63,6 @@ namespace hashi::relay {
 
 using clock = std::chrono::steady_clock;
 
-// Bytes of a frame or of the trunk's input: a vector whose new elements are
-// left uninitialised, because they are about to be filled by recv or the
-// protected stream (value-initialising 64 KiB before every read would cost
-// as much as a copy).
-template <class T>
-struct uninitialised_allocator : std::allocator<T> {
-    template <class U>
-    struct rebind {
-        using other = uninitialised_allocator<U>;
-    };
-    uninitialised_allocator() = default;
-    template <class U>
-    uninitialised_allocator(const uninitialised_allocator<U>&) noexcept { }
-    template <class U>
-    void construct(U* p) noexcept
-    {
-        ::new (static_cast<void*>(p)) U;
-    }
-    template <class U, class... Args>
-    void construct(U* p, Args&&... args)
-    {
-        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-    }
-};
-using byte_buffer = std::vector<std::uint8_t, uninitialised_allocator<std::uint8_t>>;
-
 struct relay_config {
     int id = 0; // -relay ID: 0 is the leader
     int count = 1; // --relays N: how many relays this cluster has
@@ -107,6 +83,11 @@ struct relay_config {
     std::uint64_t wan_rate = 0; // --wan-rate: this gateway's WAN link, bytes/s; 0: trunks unpaced
     std::string tcp_cc; // --tcp-cc: the trunks' congestion control; empty: the host's default
     std::string stats_dir; // --stats-dir: where the per-trunk counters go
+    // IMPI_RELAY_TRUNK_ORDER=fifo: a trunk sends its frames in the order
+    // queued, and leaves its unsent bytes to the kernel (an unpaced one):
+    // the relay before trunk_queue.hpp, kept as the peer bench/relay
+    // measures the fair order against.
+    bool fifo_trunks = false;
     bool verbose = false;
 };
 
@@ -133,8 +114,14 @@ public:
     [[nodiscard]] bool handshaking() const { return st_ != state::open && st_ != state::dead; }
     [[nodiscard]] bool is_connector() const { return connector_; }
     [[nodiscard]] std::string describe() const;
-    // The output queue is long: streams stop reading their ranks.
-    [[nodiscard]] bool congested() const { return queued_ > high_water; }
+    // May stream `id` queue another frame? Below high water any stream
+    // may; above it only one with nothing queued (its next frame then waits
+    // for one frame of each busy stream, not for the whole backlog), up to
+    // hard_cap. A stream told no stops reading its rank until resume().
+    [[nodiscard]] bool may_queue(std::uint32_t id) const
+    {
+        return queued_ <= high_water || (!fifo_ && !q_.has(id) && queued_ <= hard_cap);
+    }
 
     void send(frame_kind k, std::uint32_t stream, std::uint32_t aux, const std::uint8_t* payload, std::size_t n);
     // A data frame whose payload the caller reads straight into the frame
@@ -167,6 +154,7 @@ public:
 
     static constexpr std::size_t high_water = 4 << 20;
     static constexpr std::size_t low_water = 1 << 20;
+    static constexpr std::size_t hard_cap = 2 * high_water;
 
 private:
     enum class state { connecting, await_hello, await_challenge, await_proof, securing, open, dead };
@@ -179,7 +167,9 @@ private:
     void update_events();
     void set_events(std::uint32_t want);
     bool read_raw(std::size_t want);
-    void queue(byte_buffer f); // a whole frame onto tx_
+    void queue(frame_kind k, std::uint32_t stream, byte_buffer f); // a whole frame, into q_
+    // TCP_NOTSENT_LOWAT for the trunk's rate now (trunk_tuning.hpp).
+    void retune_unsent();
 
     daemon& d_;
     relay_name peer_;
@@ -193,8 +183,10 @@ private:
     std::unique_ptr<secure::byte_stream> stream_;
     byte_buffer rx_; // [rx_off_, rx_len_): input read, not parsed yet (a partial frame)
     std::size_t rx_off_ = 0, rx_len_ = 0;
-    std::deque<byte_buffer> tx_;
-    std::size_t tx_off_ = 0, queued_ = 0;
+    trunk_queue q_; // frames not yet handed to the protected stream
+    std::deque<byte_buffer> tx_; // frames handed over, in wire order: [tx_off_ of the first, ...) unsent
+    std::size_t tx_off_ = 0, committed_ = 0; // committed_: unsent bytes in tx_
+    std::size_t queued_ = 0; // unsent bytes in q_ and tx_
     std::map<std::uint32_t, route_stream*> streams_;
     std::uint32_t next_id_;
     clock::time_point last_rx_, last_tx_, deadline_;
@@ -204,6 +196,16 @@ private:
     bool ended_ = false; // the other relay said the job is over
     trunk_counters c_;
     std::uint64_t pacing_ = 0; // SO_MAX_PACING_RATE set, bytes/s; 0: none
+    int unsent_lowat_ = 0; // TCP_NOTSENT_LOWAT set; 0: none yet
+    // Frames handed to the protected stream at a time, at most: what a
+    // frame queued meanwhile may wait behind in the relay. A quarter of
+    // the kernel's unsent bound, from 16 to 128 KiB: small at a slow WAN
+    // link's rate, few system calls at a fast one's.
+    std::size_t commit_target_ = 64 << 10;
+    bool unsent_refused_ = false; // the kernel refused it once (logged once)
+    bool fifo_ = false; // relay_config::fifo_trunks
+    std::vector<std::uint32_t> to_resume_; // streams that may read their ranks again (flush)
+    bool resuming_ = false; // flush is resuming them: a nested flush leaves it to that call
     fi::TcpTelemetry tcp_;
 };
 
@@ -226,7 +228,7 @@ public:
     void on_credit(std::uint32_t n);
     void on_close(const std::string& reason);
     void trunk_lost(const std::string& why); // the trunk is gone: close without a word
-    void resume(); // the trunk drained below low water
+    void resume(); // the trunk may take its frames again (trunk::may_queue)
     void tick(clock::time_point now);
 
     [[nodiscard]] bool closed() const { return st_ == state::closed; }
@@ -434,7 +436,7 @@ ssize_t trunk::send_data(std::uint32_t stream, std::size_t room, Fill&& fill)
         // bytes is cheaper than that memory.
         f.shrink_to_fit();
     }
-    queue(std::move(f));
+    queue(frame_kind::data, stream, std::move(f));
     return n;
 }
 

@@ -6,7 +6,7 @@
 // Contract: a stream sends on the trunk at most `window` bytes the other
 // relay has not credited back, and credits what it wrote to its rank, so
 // the other relay buffers at most `window` bytes of it; it stops reading
-// its rank while its trunk is congested. Lock context: the relay's thread.
+// its rank while its trunk says it may not queue (trunk::may_queue). Lock context: the relay's thread.
 // Failure: a rank's bad or late handshake closes its connection (nothing
 // revealed to a stranger); a dial that fails is answered with the reason;
 // the end of either side ends the other.
@@ -223,7 +223,7 @@ void route_stream::read_local()
         if (st_ != state::piping || trunk_ == nullptr) {
             return;
         }
-        if (credit_ == 0 || trunk_->congested()) {
+        if (credit_ == 0 || !trunk_->may_queue(id_)) {
             paused_ = true;
             return;
         }

@@ -49,6 +49,7 @@ trunk::trunk(daemon& d, relay_name peer, bool connector, UniqueFd fd)
     if (const auto refused = tune_trunk_socket(fd_.get(), d_.config()); !refused.empty()) {
         d_.log("warning: " + describe() + ": the kernel refused " + refused);
     }
+    fifo_ = d_.config().fifo_trunks;
     last_rx_ = last_tx_ = clock::now();
     deadline_ = clock::now() + handshake_time;
     events_ = connector ? EPOLLOUT : EPOLLIN;
@@ -77,8 +78,38 @@ void trunk::pace(std::uint64_t rate, const std::string& why)
         return;
     }
     pacing_ = rate;
+    retune_unsent();
     d_.debug(describe() + (rate != 0 ? ": paced at " + std::to_string(rate * 8 / 1000) + " kbit/s (" + why + ")"
                                      : ": not paced (" + why + ")"));
+}
+
+void trunk::retune_unsent()
+{
+    if (!fd_ || unsent_refused_) {
+        return;
+    }
+    std::uint64_t rate = pacing_;
+    if (fifo_ && rate == 0) {
+        return; // the kernel's own bound, as before trunk_queue.hpp
+    }
+    if (rate == 0) {
+        if (auto t = fi::read_tcp_telemetry(fd_.get())) {
+            rate = t->delivery_rate;
+        }
+    }
+    const int want = trunk_notsent_lowat(rate);
+    // Within a quarter of the setting: not worth a system call.
+    if (unsent_lowat_ != 0 && 4LL * want >= 3LL * unsent_lowat_ && 4LL * want <= 5LL * unsent_lowat_) {
+        return;
+    }
+    if (!set_trunk_notsent_lowat(fd_.get(), want)) {
+        unsent_refused_ = true;
+        d_.log("warning: " + describe() + ": the kernel refused TCP_NOTSENT_LOWAT (" + std::strerror(errno) +
+            "): its unsent bytes are not bounded, and small frames wait behind them");
+        return;
+    }
+    unsent_lowat_ = want;
+    commit_target_ = std::clamp<std::size_t>(static_cast<std::size_t>(want) / 4, 16 << 10, 128 << 10);
 }
 
 std::string trunk::congestion_control() const
@@ -295,6 +326,7 @@ void trunk::on_events(std::uint32_t events)
             last_rx_ = clock::now();
             d_.log("trunk up to " + to_string(peer_) + " (" + stream_->describe() + "; TCP " + congestion_control() + ")");
             d_.pace_trunks();
+            retune_unsent();
             break;
         case secure::handshake_status::want_read:
             set_events(EPOLLIN);
@@ -471,16 +503,24 @@ void trunk::send(frame_kind k, std::uint32_t stream, std::uint32_t aux, const st
     if (n != 0) {
         f.insert(f.end(), payload, payload + n);
     }
-    queue(std::move(f));
+    queue(k, stream, std::move(f));
 }
 
-void trunk::queue(byte_buffer f)
+void trunk::queue(frame_kind k, std::uint32_t stream, byte_buffer f)
 {
     queued_ += f.size();
     c_.peak_queue = std::max(c_.peak_queue, queued_);
     ++c_.frames_out;
-    tx_.push_back(std::move(f));
-    if (congested()) {
+    if (fifo_) {
+        q_.push_control(std::move(f)); // one queue, in the order queued
+    } else if (k == frame_kind::data || (k == frame_kind::close && stream != 0)) {
+        q_.push_stream(stream, std::move(f)); // behind the stream's data, never before
+    } else if (k == frame_kind::close) {
+        q_.push_last(std::move(f)); // the job's end, after every stream's last bytes
+    } else {
+        q_.push_control(std::move(f));
+    }
+    if (queued_ > high_water) {
         was_congested_ = true;
     }
     flush();
@@ -511,7 +551,23 @@ void trunk::flush()
     if (stream_->output_pending() && stream_->flush() < 0 && errno != EAGAIN) {
         return fail(std::string("cannot send on the trunk: ") + std::strerror(errno));
     }
-    while (!tx_.empty()) {
+    for (;;) {
+        // Hand the scheduler's next frames to the stream, a little at a
+        // time: what is handed over leaves in that order, whatever comes.
+        while (committed_ < commit_target_ && tx_.size() < 32) {
+            auto n = q_.pop();
+            if (!n) {
+                break;
+            }
+            if (n->emptied) {
+                to_resume_.push_back(*n->emptied); // above high water, it may queue one frame
+            }
+            committed_ += n->frame.size();
+            tx_.push_back(std::move(n->frame));
+        }
+        if (tx_.empty()) {
+            break;
+        }
         iovec iov[32];
         int cnt = 0;
         std::size_t off = tx_off_;
@@ -530,6 +586,7 @@ void trunk::flush()
         last_tx_ = clock::now();
         c_.bytes_out += static_cast<std::uint64_t>(n);
         queued_ -= static_cast<std::size_t>(n);
+        committed_ -= static_cast<std::size_t>(n);
         std::size_t left = static_cast<std::size_t>(n);
         while (left > 0) {
             const std::size_t in_front = tx_.front().size() - tx_off_;
@@ -545,17 +602,29 @@ void trunk::flush()
     }
     if (was_congested_ && queued_ < low_water) {
         was_congested_ = false;
-        // A stream that resumes may end, and leave the map, meanwhile.
-        std::vector<std::uint32_t> ids;
         for (const auto& [id, s] : streams_) {
-            ids.push_back(id);
+            to_resume_.push_back(id);
         }
+    }
+    // A resumed stream reads its rank and queues, which flushes again:
+    // only the outermost call resumes, so the nesting stays one deep
+    // however many streams there are.
+    if (resuming_) {
+        return;
+    }
+    resuming_ = true;
+    while (!to_resume_.empty()) {
+        const std::vector<std::uint32_t> ids = std::move(to_resume_);
+        to_resume_.clear();
+        // A stream may end, and leave the map, meanwhile; one that is not
+        // paused ignores it, and one that still may not queue pauses again.
         for (auto id : ids) {
             if (auto it = streams_.find(id); it != streams_.end()) {
                 it->second->resume();
             }
         }
     }
+    resuming_ = false;
 }
 
 void trunk::update_events()
@@ -563,7 +632,7 @@ void trunk::update_events()
     if (st_ == state::dead || !fd_) {
         return;
     }
-    bool out = !hs_out_.empty() || !tx_.empty() || (stream_ && stream_->output_pending()) || st_ == state::connecting;
+    bool out = !hs_out_.empty() || !tx_.empty() || !q_.empty() || (stream_ && stream_->output_pending()) || st_ == state::connecting;
     set_events(EPOLLIN | (out ? EPOLLOUT : 0u));
 }
 
@@ -616,6 +685,7 @@ void trunk::tick(clock::time_point now)
     if (now - last_tx_ >= ping_interval) {
         send(frame_kind::ping, 0, ++pings_, nullptr, 0);
     }
+    retune_unsent();
 }
 
 } // namespace hashi::relay

@@ -17,9 +17,13 @@ namespace hashi::relay {
 
 namespace {
 
-// The unsent bytes a paced trunk's kernel buffer may hold: 1 MiB, as the
-// provider's WAN sockets (FI_HASHI_WAN_NOTSENT_LOWAT), 80 ms at 100 Mbit/s.
-constexpr int paced_notsent_lowat = 1 << 20;
+// The unsent bytes a trunk's kernel buffer may hold, as time at the
+// trunk's rate: what a frame queued now waits behind in the kernel, and
+// how long the relay may take to wake and refill it without the
+// connection running dry.
+constexpr double unsent_seconds = 0.010;
+constexpr int min_unsent = 16 << 10, max_unsent = 4 << 20;
+constexpr int unsent_before_a_rate = 256 << 10;
 
 } // namespace
 
@@ -61,14 +65,20 @@ bool pace_trunk_socket(int fd, std::uint64_t rate)
 {
     // ~0 lifts a limit set before (the kernel's "unlimited").
     const std::uint64_t v = rate != 0 ? rate : std::numeric_limits<std::uint64_t>::max();
-    if (::setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof v) != 0)
-        return false;
-    if (rate != 0) {
-        const int lowat = paced_notsent_lowat;
-        if (::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof lowat) != 0)
-            return false;
-    }
-    return true;
+    return ::setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, sizeof v) == 0;
+}
+
+int trunk_notsent_lowat(std::uint64_t rate)
+{
+    if (rate == 0)
+        return unsent_before_a_rate;
+    const double bytes = static_cast<double>(rate) * unsent_seconds;
+    return static_cast<int>(std::clamp(bytes, static_cast<double>(min_unsent), static_cast<double>(max_unsent)));
+}
+
+bool set_trunk_notsent_lowat(int fd, int bytes)
+{
+    return ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes) == 0;
 }
 
 } // namespace hashi::relay

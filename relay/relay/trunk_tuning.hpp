@@ -14,9 +14,15 @@
 // idle through a compute phase would send its next batch at line rate into
 // the WAN's bottleneck queue. SO_MAX_PACING_RATE makes the kernel spread every
 // batch at the link's rate instead, from the first segment after idle.
-// TCP_NOTSENT_LOWAT keeps the unsent bytes the kernel holds small, so that
-// the relay's own queue, whose length stops the streams' reading, is
-// where a paced trunk's backlog shows.
+//
+// Why bound a trunk's unsent bytes (TCP_NOTSENT_LOWAT), paced or not: the
+// kernel sends a socket's bytes in the order written, so every byte it
+// holds unsent is in front of the next frame the relay queues, whatever
+// stream that frame is for. Left to itself the kernel holds megabytes
+// (seconds at 20 Mbit/s). Bounded to about 10 ms of the trunk's rate, the
+// backlog stays in the relay's queue (trunk_queue.hpp), which sends a
+// stream's small frame after one frame of each other busy stream, and
+// whose length stops the streams' reading.
 #pragma once
 
 #include <cstddef>
@@ -38,8 +44,15 @@ std::string tune_trunk_socket(int fd, const relay_config& cfg);
 // given (unpaced).
 std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t open_trunks);
 
-// Sets SO_MAX_PACING_RATE to `rate` bytes/s (0: no limit) and, when
-// paced, TCP_NOTSENT_LOWAT. False with errno when the kernel refused.
+// Sets SO_MAX_PACING_RATE to `rate` bytes/s (0: no limit). False with
+// errno when the kernel refused.
 bool pace_trunk_socket(int fd, std::uint64_t rate);
+
+// The TCP_NOTSENT_LOWAT for a trunk sending `rate` bytes/s (its pacing
+// rate, or what TCP_INFO says it delivered; 0: not known yet): 10 ms of
+// it, from 16 KiB to 4 MiB; 256 KiB while the rate is not known.
+int trunk_notsent_lowat(std::uint64_t rate);
+// Sets it. False with errno when the kernel refused.
+bool set_trunk_notsent_lowat(int fd, int bytes);
 
 } // namespace hashi::relay

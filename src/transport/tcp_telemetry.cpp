@@ -45,6 +45,7 @@ static_assert(offsetof(KernelTcpInfo, lost) == offsetof(::tcp_info, tcpi_lost));
 static_assert(offsetof(KernelTcpInfo, snd_cwnd) == offsetof(::tcp_info, tcpi_snd_cwnd));
 static_assert(offsetof(KernelTcpInfo, total_retrans) == offsetof(::tcp_info, tcpi_total_retrans));
 static_assert(offsetof(KernelTcpInfo, pacing_rate) == 104);
+static_assert(offsetof(KernelTcpInfo, delivery_rate) == 160);
 static_assert(offsetof(KernelTcpInfo, total_rto) == 240 && sizeof(KernelTcpInfo) == 248);
 
 template <typename Field> bool covered(socklen_t len, std::size_t offset) noexcept
@@ -64,6 +65,7 @@ void TcpTelemetry::add(const TcpTelemetry& other) noexcept
     cwnd += other.cwnd;
     srtt_us = std::max(srtt_us, other.srtt_us);
     pacing_rate += other.pacing_rate;
+    delivery_rate += other.delivery_rate;
     max_pacing_rate = std::max(max_pacing_rate, other.max_pacing_rate);
 }
 
@@ -108,6 +110,9 @@ std::optional<TcpTelemetry> read_tcp_telemetry(int fd) noexcept
         t.pacing_rate = ti.pacing_rate;
         // All ones: no limit set.
         t.max_pacing_rate = ti.max_pacing_rate == ~std::uint64_t {0} ? 0 : ti.max_pacing_rate;
+    }
+    if (covered<std::uint64_t>(len, offsetof(KernelTcpInfo, delivery_rate))) {
+        t.delivery_rate = ti.delivery_rate;
     }
     if (covered<std::uint16_t>(len, offsetof(KernelTcpInfo, total_rto))) {
         t.rtos = ti.total_rto;

@@ -20,6 +20,7 @@ struct TcpTelemetry {
     std::uint64_t srtt_us = 0; // smoothed round trip, microseconds
     std::uint64_t pacing_rate = 0; // bytes/s the kernel paces at now (tcpi_pacing_rate)
     std::uint64_t max_pacing_rate = 0; // bytes/s, SO_MAX_PACING_RATE; 0: no limit
+    std::uint64_t delivery_rate = 0; // bytes/s the connection delivered in its latest sample (tcpi_delivery_rate)
 
     // A peer with several connections: counts, windows and pacing rates
     // add up, the round trip is the slowest connection's.

@@ -26,8 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Bad pacing settings are refused before anything starts: exit 2 and what
-# was wrong.
+# Bad pacing settings and trunk orders are refused before anything
+# starts: exit 2 and what was wrong.
 relay_cmd=("$HASHI_PREFIX/bin/impi-relay" -relay 0 192.0.2.1:1 --cluster 0 -impi-secret 0123456789abcdef0123456789abcdef)
 run bad-rate -- "${relay_cmd[@]}" --wan-rate fast
 expect_status bad-rate 2
@@ -35,6 +35,9 @@ expect_in bad-rate bad-rate.err "option --wan-rate"
 run bad-cc -- "${relay_cmd[@]}" --tcp-cc no_such_cc
 expect_status bad-cc 2
 expect_in bad-cc bad-cc.err "--tcp-cc no_such_cc: the kernel offers no such TCP congestion control \(available: .*cubic"
+run bad-order -- env IMPI_RELAY_TRUNK_ORDER=lifo "${relay_cmd[@]}"
+expect_status bad-order 2
+expect_in bad-order bad-order.err "IMPI_RELAY_TRUNK_ORDER=lifo: use fair \(the default\) or fifo"
 
 run up -- "$tb" up --clusters 2 --nodes 2 --gateways 2 --mode strict --wan-delay 5 --realtime
 expect_status up 0

@@ -65,6 +65,15 @@ BOOST_AUTO_TEST_CASE(the_rate_is_the_links_payload_share_split_over_the_open_tru
     BOOST_TEST(relay::trunk_pacing_rate(1, 8) == 1u); // never 0, which would mean unpaced
 }
 
+BOOST_AUTO_TEST_CASE(the_unsent_bound_is_10_ms_of_the_trunks_rate)
+{
+    BOOST_TEST(relay::trunk_notsent_lowat(0) == 256 << 10); // no rate known yet
+    BOOST_TEST(relay::trunk_notsent_lowat(1'000'000) == 16 << 10); // 8 Mbit/s: 10 KB, the floor
+    BOOST_TEST(relay::trunk_notsent_lowat(2'500'000) == 25'000); // 20 Mbit/s
+    BOOST_TEST(relay::trunk_notsent_lowat(125'000'000) == 1'250'000); // 1 Gbit/s
+    BOOST_TEST(relay::trunk_notsent_lowat(2'000'000'000) == 4 << 20); // 16 Gbit/s: the ceiling
+}
+
 BOOST_AUTO_TEST_CASE(pacing_and_tuning_reach_the_socket)
 {
     auto [client, server] = tcp_pair();
@@ -83,10 +92,11 @@ BOOST_AUTO_TEST_CASE(pacing_and_tuning_reach_the_socket)
     auto t = fi::read_tcp_telemetry(client.get());
     BOOST_REQUIRE(t.has_value());
     BOOST_TEST(t->max_pacing_rate == 5'750'000u);
+    BOOST_REQUIRE(relay::set_trunk_notsent_lowat(client.get(), relay::trunk_notsent_lowat(5'750'000)));
     int lowat = 0;
     len = sizeof lowat;
     BOOST_REQUIRE(::getsockopt(client.get(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, &len) == 0);
-    BOOST_TEST(lowat == 1 << 20);
+    BOOST_TEST(lowat == 57'500); // 10 ms of 5.75 MB/s
 
     // 0 lifts the limit again.
     BOOST_REQUIRE(relay::pace_trunk_socket(client.get(), 0));
