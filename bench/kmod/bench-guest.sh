@@ -16,7 +16,10 @@
 #   senders grow, alone)
 work=$1 what=${2:-1}
 variants=(user epoll ring)
-rounds=${O2G_BENCH_ROUNDS:-3}
+# O2G_BENCH_ROUNDS on the host, written next to the programs by
+# o2g-bench.sh --prepare (the guest does not inherit the host's environment).
+rounds=$(cat "$work/bench-rounds" 2>/dev/null || echo 3)
+[[ $rounds =~ ^[1-9][0-9]?$ ]] || rounds=3
 declare -A t vals fan msgs
 # o2g_rfs=1 on the guest's command line (O2G_VM_APPEND="o2g_rfs=1"):
 # receive flow steering on lo, so that the receive side's softirq (TCP, and

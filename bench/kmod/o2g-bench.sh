@@ -19,9 +19,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 if [[ ${1:-} == --prepare ]]; then
     "$HASHI_PREFIX/bin/mpicc" -O2 -o "$2/hashi-p2p" "$top"/bench/p2p/p2p_{main,latency,stream,exchange}.c
     "$HASHI_PREFIX/bin/mpicc" -O2 -o "$2/o2g-fanin" "$top"/bench/kmod/o2g_fanin.c
+    # The guest sees only what is in W, not this environment.
+    echo "${O2G_BENCH_ROUNDS:-3}" >"$2/bench-rounds"
     exit 0
 fi
 export O2G_BENCH=${O2G_BENCH:-1} # quick: latency and message rate only
+[[ ${O2G_BENCH_ROUNDS:-3} =~ ^[1-9][0-9]?$ ]] ||
+    { echo "o2g-bench: O2G_BENCH_ROUNDS='$O2G_BENCH_ROUNDS' is not a number of rounds from 1 to 99" >&2; exit 2; }
 export HASHI_TEST_WORK=${HASHI_TEST_WORK:-${TMPDIR:-/tmp}/o2g-bench}
 mkdir -p "$HASHI_TEST_WORK"
 out=$HASHI_TEST_WORK/o2g-bench.txt
