@@ -65,13 +65,33 @@ struct o2g_pin {
 	bool unmapped;		/* munmap()ed or mremap()ed: deliveries into it fail */
 };
 
+/* Invalidations in progress at once whose ranges a context keeps (a process's threads, reclaim). */
+#define O2G_PIN_INFLIGHT 8
+
 struct o2g_pin_cache {
 	struct list_head lru;	/* live entries, least recently used first */
 	struct list_head retired; /* invalidated entries still used by a receive */
 	struct list_head reap;	/* invalidated and unused: reap_work unpins them */
 	unsigned long pinned_pages; /* this context's, cached and retired */
+	/*
+	 * Moves when an invalidation touches [pinning_start, pinning_end), the
+	 * range o2g_pin_get is pinning (0, 0 when none; one at a time, under
+	 * ioctl_mutex): the pages it got may be stale then. Invalidations
+	 * elsewhere in the address space leave it alone.
+	 */
 	unsigned long invalidate_seq;
-	unsigned int invalidating; /* invalidations begun and not ended */
+	unsigned long pinning_start, pinning_end;
+	/*
+	 * Invalidations begun and not ended: their ranges, so that o2g_pin_get
+	 * waits only for one that touches its range; past O2G_PIN_INFLIGHT at
+	 * once, `inflight_untracked` counts the rest and any range counts as
+	 * touched.
+	 */
+	struct {
+		unsigned long start, end;
+	} inflight[O2G_PIN_INFLIGHT];
+	unsigned int inflight_count;
+	unsigned int inflight_untracked;
 	struct mmu_notifier notifier;
 	bool registered;
 	struct work_struct reap_work; /* unpins retired entries nobody uses */

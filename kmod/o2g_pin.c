@@ -22,6 +22,15 @@
  * were: khugepaged, for one, invalidates a range before it finds that the
  * pages are pinned and gives up, and a receive must not fail for that.
  *
+ * A pin runs without the context lock, so an invalidation of its range
+ * while it runs (or one begun before and not ended) may leave it with
+ * stale pages: o2g_pin_get then pins again, at most O2G_PIN_RETRIES times,
+ * and after that refuses the receive with EAGAIN. Only invalidations that
+ * touch the range count: the notifier notes each one's range while it is
+ * under way (`inflight`) and moves `invalidate_seq` only for the range
+ * being pinned, since a process always has some elsewhere (malloc giving
+ * memory back, other threads' mappings, khugepaged).
+ *
  * For benchmarks, the parameter pin_cache_bypass makes every lookup miss:
  * each receive pins its pages and they are unpinned when it ends (PM's
  * "every lookup missed" case), without unloading the module.
@@ -92,6 +101,56 @@ static void o2g_pin_reap(struct work_struct *work)
 	o2g_pin_release_list(&unused);
 }
 
+/*
+ * An invalidation of [start, end) touches the range being pinned: what
+ * o2g_pin_get pins meanwhile may be stale. Context lock held.
+ */
+static void o2g_pin_note_invalidation(struct o2g_pin_cache *cache, unsigned long start, unsigned long end)
+{
+	if (start < cache->pinning_end && end > cache->pinning_start)
+		cache->invalidate_seq++;
+}
+
+/* An invalidation of [start, end) begins. Context lock held. */
+static void o2g_pin_inflight_add(struct o2g_pin_cache *cache, unsigned long start, unsigned long end)
+{
+	if (cache->inflight_count < O2G_PIN_INFLIGHT) {
+		cache->inflight[cache->inflight_count].start = start;
+		cache->inflight[cache->inflight_count].end = end;
+		cache->inflight_count++;
+	} else {
+		cache->inflight_untracked++;
+	}
+}
+
+/* The invalidation of [start, end) that began ends. Context lock held. */
+static void o2g_pin_inflight_remove(struct o2g_pin_cache *cache, unsigned long start, unsigned long end)
+{
+	unsigned int i;
+
+	for (i = 0; i < cache->inflight_count; i++) {
+		if (cache->inflight[i].start == start && cache->inflight[i].end == end) {
+			cache->inflight[i] = cache->inflight[--cache->inflight_count];
+			return;
+		}
+	}
+	if (cache->inflight_untracked)
+		cache->inflight_untracked--;
+}
+
+/* Is an invalidation touching [start, end) in progress? Context lock held. */
+static bool o2g_pin_inflight_touches(const struct o2g_pin_cache *cache, unsigned long start, unsigned long end)
+{
+	unsigned int i;
+
+	if (cache->inflight_untracked)
+		return true;
+	for (i = 0; i < cache->inflight_count; i++)
+		if (cache->inflight[i].start < end && cache->inflight[i].end > start)
+			return true;
+	return false;
+}
+
 /* Retires every cached entry in [start, end). Notifier context: may not sleep. */
 static void o2g_pin_invalidate(struct o2g_context *ctx, unsigned long start, unsigned long end,
 			       bool begin, bool unmapped)
@@ -101,9 +160,9 @@ static void o2g_pin_invalidate(struct o2g_context *ctx, unsigned long start, uns
 	bool queued = false;
 
 	spin_lock_bh(&ctx->lock);
-	cache->invalidate_seq++;
+	o2g_pin_note_invalidation(cache, start, end);
 	if (begin)
-		cache->invalidating++;
+		o2g_pin_inflight_add(cache, start, end);
 	list_for_each_entry_safe(pin, next, &cache->lru, link) {
 		if (pin->start >= end || pin->start + (pin->npages << PAGE_SHIFT) <= start)
 			continue;
@@ -136,8 +195,12 @@ static void o2g_pin_invalidate_end(struct mmu_notifier *mn, const struct mmu_not
 	struct o2g_context *ctx = o2g_pins_owner(cache);
 
 	spin_lock_bh(&ctx->lock);
-	cache->invalidating--;
-	cache->invalidate_seq++;
+	o2g_pin_inflight_remove(cache, range->start, range->end);
+	/*
+	 * One that began before the range was noted and overlaps it: seen
+	 * here, or in `inflight` when o2g_pin_get looks.
+	 */
+	o2g_pin_note_invalidation(cache, range->start, range->end);
 	spin_unlock_bh(&ctx->lock);
 }
 
@@ -312,6 +375,14 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		}
 		o2g_pin_make_room(cache, npages, &evicted);
 		cache->pinned_pages += npages;	/* reserved while we pin */
+		/*
+		 * Only invalidations of this range send us round again: a
+		 * process always has some elsewhere (malloc giving memory back,
+		 * khugepaged, other threads' mappings), and counting those
+		 * failed a receive with EAGAIN after O2G_PIN_RETRIES rounds.
+		 */
+		cache->pinning_start = start;
+		cache->pinning_end = start + (npages << PAGE_SHIFT);
 		seq = cache->invalidate_seq;
 		spin_unlock_bh(&ctx->lock);
 		o2g_pin_release_list(&evicted);
@@ -320,7 +391,10 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 
 		pin = o2g_pin_new(start, npages);
 		spin_lock_bh(&ctx->lock);
-		if (!IS_ERR(pin) && seq == cache->invalidate_seq && !cache->invalidating) {
+		cache->pinning_start = 0;
+		cache->pinning_end = 0;
+		if (!IS_ERR(pin) && seq == cache->invalidate_seq &&
+		    !o2g_pin_inflight_touches(cache, start, start + (npages << PAGE_SHIFT))) {
 			pin->refs = 1;
 			/* Bypassed: used by this receive only, unpinned when it ends. */
 			pin->cached = !READ_ONCE(o2g_pin_cache_bypass);

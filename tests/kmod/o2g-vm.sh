@@ -130,10 +130,12 @@ chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1 >"$work/initrd.gz")
 lap "initramfs $(du -h "$work/initrd.gz" | cut -f1)"
 
-# 6. Boot. One vCPU: faster than two under TCG on a 2-core host. The guest
-# prints its checks on the serial console and powers off.
+# 6. Boot. Two vCPUs (O2G_VM_CPUS): one is faster under TCG on a 2-core
+# host, but pinning-beside-invalidations needs a thread that changes
+# mappings while another pins, at the same time. The guest prints its
+# checks on the serial console and powers off.
 set +e
-timeout "${O2G_VM_TIMEOUT:-900}" qemu-system-x86_64 -M q35 -accel tcg -cpu max -m 1024 -smp 1 \
+timeout "${O2G_VM_TIMEOUT:-900}" qemu-system-x86_64 -M q35 -accel tcg -cpu max -m 1024 -smp "${O2G_VM_CPUS:-2}" \
     -nographic -no-reboot -nodefaults -serial stdio -kernel "$kroot/vmlinux" -initrd "$work/initrd.gz" \
     -append "console=ttyS0 panic=-1 quiet nokaslr mitigations=off" </dev/null >"$work/guest.log" 2>&1
 qemu_rc=$?
