@@ -345,7 +345,7 @@ no_memory:
 struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len)
 {
 	struct o2g_pin_cache *cache = &ctx->pins;
-	unsigned long start, npages, seq;
+	unsigned long start, end, npages, seq;
 	struct o2g_pin *pin;
 	LIST_HEAD(evicted);
 	int attempt, err;
@@ -353,7 +353,8 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 	if (!len || addr + len < addr || !access_ok((void __user *)addr, len))
 		return ERR_PTR(-EFAULT);
 	start = addr & PAGE_MASK;
-	npages = (PAGE_ALIGN(addr + len) - start) >> PAGE_SHIFT;
+	end = PAGE_ALIGN(addr + len);
+	npages = (end - start) >> PAGE_SHIFT;
 	if (npages > o2g_pin_cache_pages)
 		return ERR_PTR(-E2BIG);
 	if (!cache->registered) {
@@ -382,7 +383,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		 * failed a receive with EAGAIN after O2G_PIN_RETRIES rounds.
 		 */
 		cache->pinning_start = start;
-		cache->pinning_end = start + (npages << PAGE_SHIFT);
+		cache->pinning_end = end;
 		seq = cache->invalidate_seq;
 		spin_unlock_bh(&ctx->lock);
 		o2g_pin_release_list(&evicted);
@@ -394,7 +395,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		cache->pinning_start = 0;
 		cache->pinning_end = 0;
 		if (!IS_ERR(pin) && seq == cache->invalidate_seq &&
-		    !o2g_pin_inflight_touches(cache, start, start + (npages << PAGE_SHIFT))) {
+		    !o2g_pin_inflight_touches(cache, start, end)) {
 			pin->refs = 1;
 			/* Bypassed: used by this receive only, unpinned when it ends. */
 			pin->cached = !READ_ONCE(o2g_pin_cache_bypass);
