@@ -27,5 +27,5 @@ TESTS += bench/fft/smoke.sh
 TESTS += bench/idle/smoke.sh
 EXTRA_DIST += $(P2P_BENCH_FILES) $(FFT_BENCH_FILES) $(CONNECT_BENCH_FILES) $(IDLE_BENCH_FILES) bench/p2p/smoke.sh
 EXTRA_DIST += bench/relay/run-relay bench/relay/README.md bench/relay/run-trunks bench/relay/trunk_load.c \
-	bench/relay/run-trunk-loss bench/relay/stage.sh
+	bench/relay/run-trunk-loss bench/relay/run-trunk-share bench/relay/stage.sh
 EXTRA_DIST += bench/wan/run-wan bench/wan/wan-kernels.c bench/wan/README.md

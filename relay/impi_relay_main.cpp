@@ -49,9 +49,10 @@ Options:
                         trunks between relays
   --wan-rate MBIT       the rate of this gateway's WAN link in Mbit/s: the
                         kernel paces the trunks at 92 % of it (the rest is
-                        headers and acknowledgements), split over the open
-                        trunks, so a burst after a compute phase does not
-                        overflow the WAN's bottleneck (default: unpaced)
+                        headers and acknowledgements), split over the
+                        trunks sending, so a burst after a compute phase
+                        does not overflow the WAN's bottleneck (default:
+                        unpaced)
   --tcp-cc NAME         the trunks' TCP congestion control, one of
                         net.ipv4.tcp_available_congestion_control (default:
                         the host's)

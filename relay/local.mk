@@ -43,6 +43,7 @@ tests_unit_impi_unit_SOURCES = \
 	tests/unit/impi/test_relay_tables.cpp \
 	tests/unit/impi/test_trunk_wire.cpp relay/relay/trunk_wire.cpp \
 	tests/unit/impi/test_trunk_tuning.cpp relay/relay/trunk_tuning.cpp \
+	tests/unit/impi/test_trunk_pacing.cpp relay/relay/trunk_pacing.cpp src/transport/send/sending_sockets.cpp \
 	tests/unit/impi/test_trunk_queue.cpp relay/relay/trunk_queue.cpp \
 	src/transport/tcp_telemetry.cpp src/transport/tcp_congestion_control.cpp
 tests_unit_impi_unit_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) -DBOOST_TEST_DYN_LINK
@@ -63,6 +64,7 @@ impi_relay_SOURCES = relay/impi_relay_main.cpp \
 	relay/relay/trunk.cpp relay/relay/route_stream.cpp relay/relay/lan_greeting.cpp \
 	relay/relay/trunk_wire.cpp relay/relay/trunk_wire.hpp \
 	relay/relay/trunk_tuning.cpp relay/relay/trunk_tuning.hpp \
+	relay/relay/trunk_pacing.cpp relay/relay/trunk_pacing.hpp src/transport/send/sending_sockets.cpp \
 	relay/relay/trunk_queue.cpp relay/relay/trunk_queue.hpp relay/relay/byte_buffer.hpp \
 	relay/relay/event_loop.cpp relay/relay/event_loop.hpp \
 	src/transport/address.cpp src/transport/engine/job_key.cpp \
@@ -72,5 +74,5 @@ impi_relay_SOURCES = relay/impi_relay_main.cpp \
 impi_relay_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir) $(CRYPTO_CFLAGS) $(SSL_CFLAGS)
 impi_relay_LDADD = libhashi_mpiexec.a libhashi_impi_proto.a libhashi_common.a $(CRYPTO_LIBS) $(SSL_LIBS)
 
-TESTS += tests/wan/relay.sh tests/wan/relay-conformance.sh
-EXTRA_DIST += tests/wan/relay.sh tests/wan/relay-conformance.sh tests/wan/relay_stranger.py
+TESTS += tests/wan/relay.sh tests/wan/relay-conformance.sh tests/wan/trunk-share.sh
+EXTRA_DIST += tests/wan/relay.sh tests/wan/relay-conformance.sh tests/wan/relay_stranger.py tests/wan/trunk-share.sh

@@ -3,7 +3,11 @@
  *
  *   trunk_load streams MIB   every rank of cluster 0 sends to every rank of
  *                            cluster 1 (many pairs at once, one direction)
- *                            until MIB MiB have crossed
+ *                            until MIB MiB have crossed; ranks of clusters
+ *                            2 and up only stand by
+ *   trunk_load fanout MIB    every rank of cluster 0 sends to every rank of
+ *                            every other cluster until MIB MiB have left
+ *                            cluster 0
  *   trunk_load alltoall MIB  MPI_Alltoall over all ranks until MIB MiB have
  *                            crossed in each direction
  *   trunk_load latency MIB   the last rank of each cluster ping-pong 8 bytes,
@@ -123,16 +127,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc != 3 ||
-        (strcmp(argv[1], "streams") != 0 && strcmp(argv[1], "alltoall") != 0 && strcmp(argv[1], "latency") != 0) ||
+        (strcmp(argv[1], "streams") != 0 && strcmp(argv[1], "fanout") != 0 && strcmp(argv[1], "alltoall") != 0 &&
+            strcmp(argv[1], "latency") != 0) ||
         atof(argv[2]) <= 0) {
         if (rank == 0) {
-            fprintf(stderr, "usage: trunk_load streams|alltoall|latency MIB\n");
+            fprintf(stderr, "usage: trunk_load streams|fanout|alltoall|latency MIB\n");
         }
         MPI_Finalize();
         return 2;
     }
     const int latency = strcmp(argv[1], "latency") == 0;
-    const int streams = strcmp(argv[1], "streams") == 0 || latency;
+    const int fanout = strcmp(argv[1], "fanout") == 0;
+    const int streams = strcmp(argv[1], "streams") == 0 || fanout || latency;
+    /* Where more than clusters 0 and 1 may have ranks. */
+    const int more_clusters = strcmp(argv[1], "streams") == 0 || fanout;
     const double target = atof(argv[2]) * 1048576.0;
 
     int *clusters = malloc(sizeof(int) * size);
@@ -143,9 +151,12 @@ int main(int argc, char **argv)
         n0 += clusters[i] == 0;
         n1 += clusters[i] == 1;
     }
-    if (n0 == 0 || n1 == 0 || n0 + n1 != size) {
+    /* Ranks of further clusters stand by in streams (their relays' trunks
+     * open and idle beside the busy one: run-trunk-share). */
+    if (n0 == 0 || n1 == 0 || (n0 + n1 != size && !more_clusters)) {
         if (rank == 0) {
-            fprintf(stderr, "trunk_load: needs ranks in clusters 0 and 1 only (%d and %d of %d)\n", n0, n1, size);
+            fprintf(stderr, "trunk_load: needs ranks in clusters 0 and 1%s (%d and %d of %d)\n",
+                more_clusters ? "" : " only", n0, n1, size);
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -156,7 +167,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < size; i++) {
         if (clusters[i] == 0) {
             last0 = i;
-        } else {
+        } else if (clusters[i] == 1) {
             last1 = i;
         }
     }
@@ -177,11 +188,14 @@ int main(int argc, char **argv)
     MPI_Status *statuses = malloc(sizeof(MPI_Status) * size);
     if (streams) {
         for (int i = 0; i < size; i++) {
-            if (clusters[i] != mine && !(latency && (i == last0 || i == last1))) {
+            const int pair = fanout ? (mine == 0) != (clusters[i] == 0) : mine <= 1 && clusters[i] == 1 - mine;
+            if (pair && !(latency && (i == last0 || i == last1))) {
                 peers[npeers++] = i;
             }
         }
-        per_round = latency ? (double)(n0 - 1) * (n1 - 1) * block : (double)n0 * n1 * block;
+        per_round = latency ? (double)(n0 - 1) * (n1 - 1) * block
+            : fanout        ? (double)n0 * (size - n0) * block
+                            : (double)n0 * n1 * block;
         buf = malloc((size_t)npeers * block);
         memset(buf, rank, (size_t)npeers * block);
     } else {

@@ -539,14 +539,47 @@ void daemon::pace_trunks()
     if (cfg_.wan_rate == 0) {
         return; // unpaced: the kernel's default, nothing to lift
     }
-    const auto open = static_cast<std::size_t>(std::count_if(trunks_.begin(), trunks_.end(), [](const auto& t) { return t->open(); }));
-    const auto rate = trunk_pacing_rate(cfg_.wan_rate, open);
+    const auto rate = trunk_pacing_.rate();
+    const auto sending = trunk_pacing_.sending();
     const std::string why = "--wan-rate " + std::to_string(cfg_.wan_rate * 8 / 1000000) + " Mbit/s" +
-        (open > 1 ? " over " + std::to_string(open) + " open trunks" : std::string()) + ", 92 % of it payload";
+        (sending > 1 ? " over " + std::to_string(sending) + " sending trunks" : std::string()) + ", 92 % of it payload";
     for (auto& t : trunks_) {
         if (t->open()) {
             t->pace(rate, why);
         }
+    }
+}
+
+void daemon::trunk_writing(trunk& t, std::size_t bytes)
+{
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+    if (trunk_pacing_.writing(&t, t.fd(), bytes, now)) {
+        pace_trunks();
+    }
+}
+
+void daemon::expire_trunk_pacing()
+{
+    const std::uint64_t next = trunk_pacing_.next_expiry();
+    if (next == 0) {
+        return;
+    }
+    const auto now = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+    if (now < next) {
+        return;
+    }
+    const bool changed = trunk_pacing_.expire(now, [this](const void* key, int fd) -> std::size_t {
+        for (const auto& t : trunks_) {
+            if (t.get() == key && t->fd() == fd && t->open()) {
+                return t->unsent();
+            }
+        }
+        return 0; // gone or closed: its part is free
+    });
+    if (changed) {
+        pace_trunks();
     }
 }
 
@@ -618,7 +651,15 @@ void daemon::reap()
 {
     std::erase_if(streams_, [](const auto& s) { return s->closed(); });
     std::erase_if(greetings_, [](const auto& g) { return g->closed(); });
-    std::erase_if(trunks_, [this](const auto& t) { return t->dead() && !result_; });
+    std::erase_if(trunks_, [this](const auto& t) {
+        if (!t->dead() || result_) {
+            return false;
+        }
+        if (trunk_pacing_.forget(t.get(), t->fd())) {
+            pace_trunks(); // a trunk that dies ends the job: the others' part, meanwhile
+        }
+        return true;
+    });
 }
 
 // One line per trunk, whitespace-separated, for scripts and monitoring;
@@ -715,7 +756,16 @@ int daemon::run(int stop_fd)
     loop_.add(stop_fd, EPOLLIN, &stop_handler);
     auto next_tick = clock::now();
     while (!result_) {
-        loop_.wait(100);
+        // Within the 100 ms of a tick, and sooner when a sending trunk's
+        // part may come free.
+        int wait_ms = 100;
+        if (const std::uint64_t next = trunk_pacing_.next_expiry(); next != 0) {
+            const auto now = static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+            wait_ms = next <= now ? 0 : static_cast<int>(std::min<std::uint64_t>((next - now + 999'999) / 1'000'000, 100));
+        }
+        loop_.wait(wait_ms);
+        expire_trunk_pacing();
         if (clock::now() >= next_tick) {
             tick();
             next_tick = clock::now() + std::chrono::milliseconds(100);

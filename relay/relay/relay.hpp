@@ -38,6 +38,7 @@
 #include "relay/impi/relay_tables.hpp"
 #include "relay/relay/byte_buffer.hpp"
 #include "relay/relay/event_loop.hpp"
+#include "relay/relay/trunk_pacing.hpp"
 #include "relay/relay/trunk_queue.hpp"
 #include "relay/relay/trunk_wire.hpp"
 #include "transport/address.hpp"
@@ -151,6 +152,11 @@ public:
     [[nodiscard]] std::string congestion_control() const;
     [[nodiscard]] std::size_t streams() const { return streams_.size(); }
     [[nodiscard]] std::size_t queued() const { return queued_; }
+    // What the trunk still has to send: queued here, sealed in its
+    // protected stream, and unsent in the kernel (SIOCOUTQNSD). For the
+    // pacing split (trunk_pacing.hpp).
+    [[nodiscard]] std::size_t unsent() const;
+    [[nodiscard]] int fd() const { return fd_.get(); }
 
     static constexpr std::size_t high_water = 4 << 20;
     static constexpr std::size_t low_water = 1 << 20;
@@ -349,9 +355,11 @@ public:
     void on_open(trunk& t, std::uint32_t id, const fi::endpoint_address& from, const fi::endpoint_address& to);
     void on_heartbeat(trunk& t, std::uint32_t direction, const heartbeat_route& r, const std::uint8_t* datagram);
     void trunk_failed(trunk& t, const std::string& why);
-    // Splits --wan-rate over the open trunks, when one opens (one that
-    // dies ends the job).
+    // Paces every open trunk at its part of --wan-rate (trunk_pacing.hpp):
+    // when one opens, and when the trunks sending change.
     void pace_trunks();
+    // Trunk `t` is about to write `bytes` to the kernel.
+    void trunk_writing(trunk& t, std::size_t bytes);
     void route_stream_created(std::unique_ptr<route_stream> s);
     std::size_t stream_count() const { return streams_.size(); }
     // Where the server is, for control connections.
@@ -383,6 +391,9 @@ private:
     };
 
     relay_config cfg_;
+    trunk_pacing trunk_pacing_ {cfg_.wan_rate};
+    // The trunks that stopped sending give their part back (trunk_pacing.hpp).
+    void expire_trunk_pacing();
     event_loop loop_;
     UniqueFd lan_, wan_, udp_;
     std::unique_ptr<impi::Channel> server_;

@@ -12,9 +12,11 @@
 #include "relay/relay/trunk_tuning.hpp"
 #include "transport/secure/open_stream.hpp"
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -110,6 +112,18 @@ void trunk::retune_unsent()
     }
     unsent_lowat_ = want;
     commit_target_ = std::clamp<std::size_t>(static_cast<std::size_t>(want) / 4, 16 << 10, 128 << 10);
+}
+
+std::size_t trunk::unsent() const
+{
+    int kernel = 0;
+    if (!fd_ || ::ioctl(fd_.get(), SIOCOUTQNSD, &kernel) != 0 || kernel < 0) {
+        kernel = 0;
+    }
+    // Sealed bytes the protected stream holds count as one: a trunk with
+    // any keeps its part.
+    const std::size_t sealed = stream_ && stream_->output_pending() ? 1 : 0;
+    return queued_ + static_cast<std::size_t>(kernel) + sealed;
 }
 
 std::string trunk::congestion_control() const
@@ -576,6 +590,11 @@ void trunk::flush()
             iov[cnt].iov_len = it->size() - off;
             off = 0;
         }
+        std::size_t writing = 0;
+        for (int i = 0; i < cnt; ++i) {
+            writing += iov[i].iov_len;
+        }
+        d_.trunk_writing(*this, writing); // may pace this trunk anew, before its bytes go
         const ssize_t n = stream_->writev(iov, cnt);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {

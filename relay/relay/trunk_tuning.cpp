@@ -53,11 +53,11 @@ std::string tune_trunk_socket(int fd, const relay_config& cfg)
     return refused;
 }
 
-std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t open_trunks)
+std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t trunks)
 {
     if (wan_rate == 0)
         return 0;
-    const double each = static_cast<double>(wan_rate) * fi::payload_of_wire / static_cast<double>(std::max<std::size_t>(open_trunks, 1));
+    const double each = static_cast<double>(wan_rate) * fi::payload_of_wire / static_cast<double>(std::max<std::size_t>(trunks, 1));
     return std::max<std::uint64_t>(static_cast<std::uint64_t>(each), 1);
 }
 

@@ -4,8 +4,8 @@
 // (IMPI_RELAY_SOCBUF), the congestion control the admin picks (--tcp-cc),
 // and pacing at this gateway's WAN rate (--wan-rate). Contract:
 // tune_trunk_socket() once per trunk socket before its handshake;
-// pace_trunk_socket() whenever the number of the relay's open trunks
-// changes. Relay thread only; a setting the kernel refuses is logged by
+// pace_trunk_socket() whenever the number of the relay's sending trunks
+// changes (trunk_pacing.hpp). Relay thread only; a setting the kernel refuses is logged by
 // the caller and the trunk carries on without it.
 //
 // Why pace a trunk: the trunk is where a relayed job's bytes enter the
@@ -38,11 +38,11 @@ struct relay_config;
 // taken).
 std::string tune_trunk_socket(int fd, const relay_config& cfg);
 
-// The pacing rate of each of `open_trunks` trunks sharing a WAN link of
+// The pacing rate of each of `trunks` trunks sharing a WAN link of
 // `wan_rate` bytes/s (the link carries frames, the kernel paces payload:
 // src/transport/send/payload_of_wire.hpp); 0 when the link's rate is not
 // given (unpaced).
-std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t open_trunks);
+std::uint64_t trunk_pacing_rate(std::uint64_t wan_rate, std::size_t trunks);
 
 // Sets SO_MAX_PACING_RATE to `rate` bytes/s (0: no limit). False with
 // errno when the kernel refused.

@@ -55,12 +55,12 @@ std::string congestion_control(int fd)
 
 BOOST_AUTO_TEST_SUITE(relay_trunk_tuning)
 
-BOOST_AUTO_TEST_CASE(the_rate_is_the_links_payload_share_split_over_the_open_trunks)
+BOOST_AUTO_TEST_CASE(the_rate_is_the_links_payload_share_split_over_the_trunks)
 {
     const std::uint64_t link = 100'000'000 / 8; // 100 Mbit/s
     BOOST_TEST(relay::trunk_pacing_rate(link, 1) == 11'500'000u);
     BOOST_TEST(relay::trunk_pacing_rate(link, 2) == 5'750'000u);
-    BOOST_TEST(relay::trunk_pacing_rate(link, 0) == 11'500'000u); // none open yet: as one
+    BOOST_TEST(relay::trunk_pacing_rate(link, 0) == 11'500'000u); // none sending: as one
     BOOST_TEST(relay::trunk_pacing_rate(0, 3) == 0u); // no rate given: unpaced
     BOOST_TEST(relay::trunk_pacing_rate(1, 8) == 1u); // never 0, which would mean unpaced
 }
