@@ -74,6 +74,14 @@ struct o2g_pin_cache {
 	struct list_head reap;	/* invalidated and unused: reap_work unpins them */
 	unsigned long pinned_pages; /* this context's, cached and retired */
 	/*
+	 * Pages the opener's mm may hold pinned in all (mm->pinned_vm, which
+	 * RDMA's and io_uring's pins share): its RLIMIT_MEMLOCK when it
+	 * opened the context, ULONG_MAX with CAP_IPC_LOCK or no limit. Read
+	 * at open because pinning also runs in a worker, whose own limit and
+	 * capabilities are not the process's.
+	 */
+	unsigned long memlock_pages;
+	/*
 	 * Moves when an invalidation touches [pinning_start, pinning_end), the
 	 * range o2g_pin_get is pinning (0, 0 when none; one at a time, under
 	 * ioctl_mutex): the pages it got may be stale then. Invalidations

@@ -5,6 +5,7 @@
  * contexts and routes their ioctls, mmap and poll. Everything here runs in
  * process context.
  */
+#include <linux/capability.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
@@ -13,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -89,6 +91,11 @@ static int o2g_open(struct inode *inode, struct file *file)
 	/* Receive buffers are pinned in this mm only; held until release. */
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
+	/* What its pins may add up to: as RDMA's, the opener's RLIMIT_MEMLOCK. */
+	if (capable(CAP_IPC_LOCK) || rlimit(RLIMIT_MEMLOCK) == RLIM_INFINITY)
+		ctx->pins.memlock_pages = ULONG_MAX;
+	else
+		ctx->pins.memlock_pages = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	file->private_data = ctx;
 	O2G_COUNT(contexts);
 	return 0;
@@ -127,7 +134,7 @@ static int o2g_claim_mode(struct o2g_context *ctx, enum o2g_mode mode)
 	return ctx->mode == mode ? 0 : -EINVAL;
 }
 
-static long o2g_info(void __user *arg)
+static long o2g_info(struct o2g_context *ctx, void __user *arg)
 {
 	struct o2g_info info = {
 		.abi_version = O2G_ABI_VERSION,
@@ -135,6 +142,8 @@ static long o2g_info(void __user *arg)
 		.max_posted = o2g_max_posted,
 		.max_unexpected_bytes = o2g_max_unexpected_bytes,
 		.pin_cache_pages = o2g_pin_cache_pages,
+		.memlock_pages = ctx->pins.memlock_pages == ULONG_MAX ? O2G_MEMLOCK_UNLIMITED :
+			ctx->pins.memlock_pages,
 	};
 
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -188,7 +197,7 @@ static long o2g_dispatch(struct o2g_context *ctx, unsigned int cmd, void __user 
 
 	switch (cmd) {
 	case O2G_IOC_INFO:
-		return o2g_info(arg);
+		return o2g_info(ctx, arg);
 	case O2G_IOC_STATS:
 		return o2g_stats_ioctl(ctx, arg);
 	case O2G_IOC_MATCH:

@@ -31,6 +31,15 @@
  * being pinned, since a process always has some elsewhere (malloc giving
  * memory back, other threads' mappings, khugepaged).
  *
+ * Pinned pages count against the owner's RLIMIT_MEMLOCK, as RDMA's do: each
+ * pin is charged to the mm's pinned_vm (VmPin in /proc/PID/status) and
+ * uncharged when unpinned, and one that would take pinned_vm beyond the
+ * limit the process had when it opened the context (none with
+ * CAP_IPC_LOCK) first unpins every unused cached range, then fails with
+ * ENOMEM (counted as pin_limit). Otherwise any user who may open /dev/o2g
+ * could pin max_posted MiB plus pin_cache_pages per context, for as many
+ * contexts as descriptors.
+ *
  * For benchmarks, the parameter pin_cache_bypass makes every lookup miss:
  * each receive pins its pages and they are unpinned when it ends (PM's
  * "every lookup missed" case), without unloading the module.
@@ -56,22 +65,44 @@ static struct o2g_context *o2g_pins_owner(struct o2g_pin_cache *cache)
 	return container_of(cache, struct o2g_context, pins);
 }
 
+/*
+ * Charges npages to the owner's pinned_vm, within its RLIMIT_MEMLOCK:
+ * -EDQUOT (nothing charged) when they would not fit. Any context.
+ */
+static int o2g_pin_charge(struct o2g_context *ctx, unsigned long npages)
+{
+	s64 total = atomic64_add_return(npages, &ctx->mm->pinned_vm);
+
+	if (ctx->pins.memlock_pages != ULONG_MAX && total > (s64)ctx->pins.memlock_pages) {
+		atomic64_sub(npages, &ctx->mm->pinned_vm);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+/* Any context: npages charged by o2g_pin_charge are pinned no more. */
+static void o2g_pin_uncharge(struct o2g_context *ctx, unsigned long npages)
+{
+	atomic64_sub(npages, &ctx->mm->pinned_vm);
+}
+
 /* Process context, no lock: the entry is on no list any more. */
-static void o2g_pin_release(struct o2g_pin *pin)
+static void o2g_pin_release(struct o2g_context *ctx, struct o2g_pin *pin)
 {
 	unpin_user_pages_dirty_lock(pin->pages, pin->npages, true);
 	O2G_SUB(pinned_pages, pin->npages);
+	o2g_pin_uncharge(ctx, pin->npages);
 	kvfree(pin->pages);
 	kfree(pin);
 }
 
-static void o2g_pin_release_list(struct list_head *list)
+static void o2g_pin_release_list(struct o2g_context *ctx, struct list_head *list)
 {
 	struct o2g_pin *pin, *next;
 
 	list_for_each_entry_safe(pin, next, list, link) {
 		list_del(&pin->link);
-		o2g_pin_release(pin);
+		o2g_pin_release(ctx, pin);
 	}
 }
 
@@ -98,7 +129,7 @@ static void o2g_pin_reap(struct work_struct *work)
 	spin_lock_bh(&ctx->lock);
 	list_splice_init(&cache->reap, &unused);
 	spin_unlock_bh(&ctx->lock);
-	o2g_pin_release_list(&unused);
+	o2g_pin_release_list(ctx, &unused);
 }
 
 /*
@@ -263,6 +294,23 @@ static void o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 }
 
 /*
+ * Context lock held: moves every unused entry to `evicted`, so that a pin
+ * refused for RLIMIT_MEMLOCK may have what the cache kept.
+ */
+static void o2g_pin_evict_unused(struct o2g_pin_cache *cache, struct list_head *evicted)
+{
+	struct o2g_pin *pin, *next;
+
+	list_for_each_entry_safe(pin, next, &cache->lru, link) {
+		if (pin->refs)
+			continue;
+		cache->pinned_pages -= pin->npages;
+		list_move_tail(&pin->link, evicted);
+		O2G_COUNT(cache_evictions);
+	}
+}
+
+/*
  * May the module write into [start, end) behind the process's back?
  * Anonymous memory, tmpfs/shmem and hugetlbfs: yes. A private mapping of a
  * file (a program's .data, say): yes, since pinning for writing breaks
@@ -289,17 +337,21 @@ static int o2g_pin_check_memory(struct mm_struct *mm, unsigned long start, unsig
 }
 
 /*
- * Pins [start, +npages) of the caller's mm, checked and pinned under one
- * hold of mmap_lock so the mapping cannot change in between. Process
- * context, no other lock.
+ * Pins [start, +npages) of the caller's mm (the context's), checked and
+ * pinned under one hold of mmap_lock so the mapping cannot change in
+ * between, and charged to its pinned_vm: -EDQUOT when RLIMIT_MEMLOCK
+ * leaves no room for them. Process context, no other lock.
  */
-static struct o2g_pin *o2g_pin_new(unsigned long start, unsigned long npages)
+static struct o2g_pin *o2g_pin_new(struct o2g_context *ctx, unsigned long start, unsigned long npages)
 {
 	struct mm_struct *mm = current->mm;
 	struct o2g_pin *pin;
 	long pinned;
 	int err;
 
+	err = o2g_pin_charge(ctx, npages);
+	if (err)
+		return ERR_PTR(err);
 	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
 	if (!pin)
 		goto no_memory;
@@ -330,17 +382,21 @@ static struct o2g_pin *o2g_pin_new(unsigned long start, unsigned long npages)
 failed:
 	kvfree(pin->pages);
 	kfree(pin);
+	o2g_pin_uncharge(ctx, npages);
 	O2G_COUNT(pin_fail);
 	return ERR_PTR(err);
 
 no_memory:
+	o2g_pin_uncharge(ctx, npages);
 	O2G_COUNT(mem_fail);
 	return ERR_PTR(-ENOMEM);
 }
 
 /*
  * A pinned range that covers [addr, addr + len), with a reference for the
- * caller (o2g_pin_put). ioctl_mutex held, in the context's own process.
+ * caller (o2g_pin_put). -ENOMEM when RLIMIT_MEMLOCK leaves no room for it
+ * even with every unused cached range unpinned. ioctl_mutex held, in the
+ * context's own mm.
  */
 struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len)
 {
@@ -348,6 +404,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 	unsigned long start, end, npages, seq;
 	struct o2g_pin *pin;
 	LIST_HEAD(evicted);
+	bool evicted_all = false;
 	int attempt, err;
 
 	if (!len || addr + len < addr || !access_ok((void __user *)addr, len))
@@ -386,11 +443,11 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 		cache->pinning_end = end;
 		seq = cache->invalidate_seq;
 		spin_unlock_bh(&ctx->lock);
-		o2g_pin_release_list(&evicted);
-		if (attempt == 0)
+		o2g_pin_release_list(ctx, &evicted);
+		if (attempt == 0 && !evicted_all)
 			O2G_COUNT(cache_misses);
 
-		pin = o2g_pin_new(start, npages);
+		pin = o2g_pin_new(ctx, start, npages);
 		spin_lock_bh(&ctx->lock);
 		cache->pinning_start = 0;
 		cache->pinning_end = 0;
@@ -404,11 +461,28 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 			return pin;
 		}
 		cache->pinned_pages -= npages;
+		if (PTR_ERR_OR_ZERO(pin) == -EDQUOT && !evicted_all) {
+			/*
+			 * Over RLIMIT_MEMLOCK: what the cache keeps unused goes
+			 * first, and what waits for the reaper goes now.
+			 */
+			evicted_all = true;
+			o2g_pin_evict_unused(cache, &evicted);
+			list_splice_tail_init(&cache->reap, &evicted);
+			spin_unlock_bh(&ctx->lock);
+			o2g_pin_release_list(ctx, &evicted);
+			attempt--;	/* not an invalidation's round */
+			continue;
+		}
 		spin_unlock_bh(&ctx->lock);
+		if (PTR_ERR_OR_ZERO(pin) == -EDQUOT) {
+			O2G_COUNT(pin_limit);
+			return ERR_PTR(-ENOMEM);
+		}
 		if (IS_ERR(pin))
 			return pin;
 		/* The range changed while we pinned it: those pages may be stale. */
-		o2g_pin_release(pin);
+		o2g_pin_release(ctx, pin);
 	}
 	return ERR_PTR(-EAGAIN);
 }
@@ -481,7 +555,7 @@ void o2g_pin_cache_destroy(struct o2g_context *ctx)
 	spin_lock_bh(&ctx->lock);
 	o2g_pin_splice_all(cache, &all);
 	spin_unlock_bh(&ctx->lock);
-	o2g_pin_release_list(&all);
+	o2g_pin_release_list(ctx, &all);
 }
 
 /*

@@ -19,7 +19,7 @@
 	X(delivered_bytes) X(unexpected) X(backpressure) X(bad_header) \
 	X(stream_errors) X(mem_fail) X(pin_fail) X(unmapped_delivery) X(refused) \
 	X(unsupported) X(ring_overflow) X(handoffs) X(ring_posts) X(ring_post_deferred) \
-	X(rendezvous)
+	X(rendezvous) X(pin_limit)
 
 struct o2g_stats_counters {
 #define O2G_COUNTER_FIELD(name) atomic64_t name;

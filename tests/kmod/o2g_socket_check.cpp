@@ -24,7 +24,11 @@
 #include <poll.h>
 #include <span>
 #include <thread>
+#include <fstream>
+#include <linux/capability.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -1622,6 +1626,141 @@ std::string pinning_beside_invalidations()
         "elsewhere " + std::to_string(during) + " times";
 }
 
+// VmPin of this process in kB (/proc/self/status): the pages its mm has
+// charged as pinned, o2g's and anyone else's.
+long long vm_pin_kb()
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmPin:", 0) == 0)
+            return std::stoll(line.substr(6));
+    throw test_failure("no VmPin in /proc/self/status");
+}
+
+// This process without CAP_IPC_LOCK (as a user's job runs), its limit
+// then bounding what it may pin.
+void drop_ipc_lock()
+{
+    __user_cap_header_struct h {_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct d[2] {};
+    if (::syscall(SYS_capget, &h, d) != 0)
+        throw test_failure("capget: " + o2g_test::errno_text(errno));
+    d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+    d[CAP_IPC_LOCK / 32].permitted &= ~(1u << (CAP_IPC_LOCK % 32));
+    if (::syscall(SYS_capset, &h, d) != 0)
+        throw test_failure("capset without CAP_IPC_LOCK: " + o2g_test::errno_text(errno));
+}
+
+// The pages o2g pins are charged to the process's pinned_vm (VmPin) and
+// bounded by its RLIMIT_MEMLOCK without CAP_IPC_LOCK: a pin beyond it first
+// unpins the unused cached ones, then fails with ENOMEM (pin_limit), in an
+// ioctl and through the posting ring; every page is uncharged at close.
+// (Until 6 Dec nothing was charged: any user who could open /dev/o2g could
+// pin max_posted MiB and pin_cache_pages per context, for as many contexts
+// as descriptors.) In a child, which drops the capability and the limit.
+std::string pins_within_memlock()
+{
+    constexpr std::size_t page = 4096, limit_pages = 32;
+    int out[2];
+    if (::pipe(out))
+        throw test_failure("pipe: " + o2g_test::errno_text(errno));
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(out[0]);
+        std::string result;
+        int rc = 0;
+        try {
+            const long long base = vm_pin_kb();
+            void* a = ::mmap(nullptr, 16 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            void* b = ::mmap(nullptr, 24 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (a == MAP_FAILED || b == MAP_FAILED)
+                throw test_failure("mmap: " + o2g_test::errno_text(errno));
+            std::memset(a, 0, 16 * page);
+            std::memset(b, 0, 24 * page);
+            o2g_info info {};
+            {
+                // With CAP_IPC_LOCK (root here): no limit, but charged.
+                context c;
+                c.must(O2G_IOC_INFO, &info, "info");
+                if (info.memlock_pages != O2G_MEMLOCK_UNLIMITED)
+                    throw test_failure("with CAP_IPC_LOCK the context's limit is " +
+                        std::to_string(info.memlock_pages) + " pages, not unlimited");
+                o2g_recv r = make_recv(1, 1, a, 16 * page);
+                c.must(O2G_IOC_POST_RECV, &r, "a receive of 16 pages");
+                if (vm_pin_kb() != base + 64)
+                    throw test_failure("VmPin " + std::to_string(vm_pin_kb()) + " kB with 16 pages pinned, was " +
+                        std::to_string(base) + " kB");
+            }
+            if (vm_pin_kb() != base)
+                throw test_failure("VmPin " + std::to_string(vm_pin_kb()) + " kB after the context closed, was " +
+                    std::to_string(base) + " kB");
+
+            drop_ipc_lock();
+            const rlimit l {limit_pages * page, limit_pages * page};
+            if (::setrlimit(RLIMIT_MEMLOCK, &l) != 0)
+                throw test_failure("setrlimit: " + o2g_test::errno_text(errno));
+            const long long limited0 = counter_now("pin_limit"), evicted0 = counter_now("cache_evictions");
+            {
+                context c;
+                c.map_ring();
+                c.map_post_ring();
+                c.must(O2G_IOC_INFO, &info, "info");
+                if (info.memlock_pages != limit_pages)
+                    throw test_failure("the context's limit is " + std::to_string(info.memlock_pages) +
+                        " pages, RLIMIT_MEMLOCK " + std::to_string(limit_pages));
+                o2g_recv r1 = make_recv(1, 1, a, 16 * page);
+                c.must(O2G_IOC_POST_RECV, &r1, "16 pages within a limit of 32");
+                o2g_recv r2 = make_recv(2, 2, b, 24 * page);
+                if (int e = c.call(O2G_IOC_POST_RECV, &r2); e != -ENOMEM)
+                    throw test_failure("24 more pages beside 16 in use, limit 32: " +
+                        (e ? o2g_test::errno_text(-e) : std::string("accepted")) + ", expected ENOMEM");
+                if (counter_now("pin_limit") != limited0 + 1)
+                    throw test_failure("pin_limit moved by " + std::to_string(counter_now("pin_limit") - limited0));
+                // Cancelled, the first stays cached; the second evicts it.
+                o2g_cancel k {};
+                k.cookie = 1;
+                c.must(O2G_IOC_CANCEL, &k, "cancel");
+                c.must(O2G_IOC_POST_RECV, &r2, "24 pages once the 16 cached were unused");
+                if (counter_now("cache_evictions") <= evicted0)
+                    throw test_failure("the unused cached pages were not evicted for the limit");
+                if (vm_pin_kb() != base + 96)
+                    throw test_failure("VmPin " + std::to_string(vm_pin_kb()) + " kB with 24 pages pinned");
+                // Through the posting ring (the worker pins): refused by name.
+                c.ring_post(make_post(O2G_POST_RECV, 3, 3, a, 16 * page), false);
+                c.must(O2G_IOC_FLUSH_POSTS, static_cast<void*>(nullptr), "flush");
+                const o2g_completion got = must_complete(c, "a ring receive beyond the limit");
+                if (got.cookie != 3 || got.status != ENOMEM || got.flags != O2G_CQE_REFUSED)
+                    throw test_failure("a ring receive beyond the limit: " + describe(got) +
+                        ", expected ENOMEM and O2G_CQE_REFUSED");
+                k.cookie = 2;
+                c.must(O2G_IOC_CANCEL, &k, "cancel");
+            }
+            if (vm_pin_kb() != base)
+                throw test_failure("VmPin " + std::to_string(vm_pin_kb()) + " kB after the limited context closed");
+            result = "VmPin +64 kB for 16 pages and back at close; limited to 32 pages: 24 beside 16 in use "
+                     "refused with ENOMEM, taken once the 16 were unused (evicted), a ring receive beyond it "
+                     "refused with ENOMEM";
+        } catch (const std::exception& e) {
+            result = e.what();
+            rc = 1;
+        }
+        write_all(out[1], result.data(), result.size());
+        ::_exit(rc);
+    }
+    ::close(out[1]);
+    std::string result;
+    char buf[512];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+        result.append(buf, static_cast<std::size_t>(n));
+    ::close(out[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        throw test_failure(result.empty() ? "the limited child died" : result);
+    return result;
+}
+
 int run_all()
 {
     const std::pair<const char*, std::string (*)()> scenarios[] = {
@@ -1650,6 +1789,7 @@ int run_all()
         {"peek-and-claim", peek_and_claim},
         {"large-receives-pin-little", large_receives_pin_little},
         {"pinning-beside-invalidations", pinning_beside_invalidations},
+        {"pins-within-memlock", pins_within_memlock},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {

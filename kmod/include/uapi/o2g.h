@@ -27,7 +27,7 @@
  * completion's sender_op and sock), O2G_IOC_PEEK, O2G_RECV_CLAIM.
  * Struct sizes changed in 4: a caller built for another ABI gets ENOTTY.
  */
-#define O2G_ABI_VERSION 4
+#define O2G_ABI_VERSION 5
 #define O2G_DEVICE_PATH "/dev/o2g"
 
 /* fi_addr_t's FI_ADDR_UNSPEC: a receive for any source. */
@@ -306,13 +306,23 @@ struct o2g_post_ring_header {
 #define O2G_POST_RING_BYTES(entries) \
 	(O2G_RING_HEADER_BYTES + (entries) * sizeof(struct o2g_post))
 
+#define O2G_MEMLOCK_UNLIMITED (~0ull)
+
 struct o2g_info {
 	__u32 abi_version;	/* O2G_ABI_VERSION */
 	__u32 ring_entries;
 	__u64 max_posted;
 	__u64 max_unexpected_bytes;
 	__u64 pin_cache_pages;	/* pages a context may hold pinned: in use and cached */
-	__u64 reserved[3];
+	/*
+	 * ABI 5: the pages the caller's context may pin, cached or in use,
+	 * with what its process pins elsewhere (mm->pinned_vm): its
+	 * RLIMIT_MEMLOCK when it opened the device; O2G_MEMLOCK_UNLIMITED
+	 * with CAP_IPC_LOCK or no limit. A pin beyond it evicts unused cached
+	 * pins first, then fails with ENOMEM (counter pin_limit).
+	 */
+	__u64 memlock_pages;
+	__u64 reserved[2];
 };
 
 /* Counters of the whole module (all contexts) and of the caller's context. */
@@ -341,6 +351,7 @@ struct o2g_counters {
 	__u64 ring_posts;	/* posting ring entries taken (refused ones included) */
 	__u64 ring_post_deferred; /* times the softirq left a ring entry to the worker */
 	__u64 rendezvous;	/* tagged rendezvous requests matched to a receive */
+	__u64 pin_limit;	/* pins refused (ENOMEM): RLIMIT_MEMLOCK reached */
 };
 
 struct o2g_stats {

@@ -2,6 +2,8 @@
 // The o2g module's state for hashi-info (kernel_module.hpp).
 #include "mpi/info/kernel_module.hpp"
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -50,6 +52,18 @@ void print_kernel_module(std::ostream& out)
         << " (FI_HASHI_RECV=auto receives through it)\n";
     out << "  parameters:         " << name_values("/sys/module/o2g/parameters") << "\n";
     out << "  counters:           " << name_values("/sys/class/misc/o2g/counters") << "\n";
+    // The module charges its pins to RLIMIT_MEMLOCK: what a process started
+    // from here may pin (FI_HASHI_RECV=auto wants room for max_posted
+    // receives of 1 MiB, kmod/README.md).
+    rlimit l {};
+    out << "  pin limit here:     ";
+    if (::getrlimit(RLIMIT_MEMLOCK, &l) != 0)
+        out << "RLIMIT_MEMLOCK unreadable\n";
+    else if (l.rlim_cur == RLIM_INFINITY)
+        out << "unlimited (RLIMIT_MEMLOCK)\n";
+    else
+        out << (l.rlim_cur >> 10) << " KiB (RLIMIT_MEMLOCK; without CAP_IPC_LOCK the module pins no more; "
+            << "ulimit -l unlimited lifts it)\n";
 }
 
 } // namespace hashi

@@ -72,7 +72,15 @@ std::unique_ptr<receive_backend> engine::make_backend(domain_obj& domain, const 
 {
     if (settings_.recv_backend != recv_backend_kind::user) {
         try {
-            return std::make_unique<kernel_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv, loop_);
+            auto k = std::make_unique<kernel_backend>(domain, b_, peers_, ops_, done_, *this, min_multi_recv, loop_);
+            if (const auto problem = k->pin_limit_problem(); !problem.empty()) {
+                // auto must not trade a working job for a faster one that
+                // may fail; kernel was asked for by name.
+                if (settings_.recv_backend != recv_backend_kind::kernel)
+                    throw std::runtime_error(problem);
+                log_warn("FI_HASHI_RECV=kernel: %s", problem.c_str());
+            }
+            return k;
         } catch (const std::exception& e) {
             if (settings_.recv_backend == recv_backend_kind::kernel)
                 throw std::runtime_error(std::string("FI_HASHI_RECV=kernel: ") + e.what());

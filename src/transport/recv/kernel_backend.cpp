@@ -44,15 +44,44 @@ Desc describe_recv(const op* o, const recv_request& r, std::pair<std::uintptr_t,
 // receive's context, as in the user backend.
 std::uint64_t claim_of(const void* context) { return reinterpret_cast<std::uintptr_t>(context); }
 
-// What to add to a refusal the module gave for a receive's memory.
-const char* refusal_hint(int err)
+// KiB in `pages` pages.
+std::uint64_t kib_of(std::uint64_t pages)
 {
-    return err == EOPNOTSUPP ? " (the buffer is in a shared mapping of a file, which the module may not write into: "
-                               "use FI_HASHI_RECV=user)"
-                             : "";
+    return pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
 }
 
 } // namespace
+
+// What to add to a refusal the module gave for a receive's memory.
+std::string kernel_backend::refusal_hint(int err) const
+{
+    if (err == EOPNOTSUPP)
+        return " (the buffer is in a shared mapping of a file, which the module may not write into: "
+               "use FI_HASHI_RECV=user)";
+    if (err == ENOMEM && dev_.memlock_pages() != O2G_MEMLOCK_UNLIMITED)
+        return " (the pages o2g pins count against RLIMIT_MEMLOCK, " + std::to_string(kib_of(dev_.memlock_pages())) +
+            " KiB for this process, and were used up: raise it, ulimit -l unlimited or memlock in "
+            "/etc/security/limits.conf as for RDMA, or use FI_HASHI_RECV=user)";
+    return "";
+}
+
+std::string kernel_backend::pin_limit_problem() const
+{
+    const std::uint64_t limit = dev_.memlock_pages();
+    if (limit == O2G_MEMLOCK_UNLIMITED)
+        return "";
+    // The module pins at most 1 MiB of a receive's buffer (and the pages
+    // its ends straddle), and holds at most max_posted receives.
+    const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    const std::uint64_t need = dev_.max_posted() * ((std::uint64_t {1} << 20) / page + 1);
+    if (limit >= need)
+        return "";
+    return "the o2g module pins receive buffers against RLIMIT_MEMLOCK, and this process's (" +
+        std::to_string(kib_of(limit)) + " KiB) is below the " + std::to_string(kib_of(need)) +
+        " KiB that its " + std::to_string(dev_.max_posted()) +
+        " posted receives may pin: a receive would fail when they are used up (raise it: ulimit -l unlimited, or "
+        "memlock in /etc/security/limits.conf, as for RDMA)";
+}
 
 kernel_backend::kernel_backend(domain_obj& domain, const bindings& b, peer_table& peers, operations& ops,
     completions& done, receive_events& up, const std::size_t& min_multi_recv, progress_loop& loop)
@@ -290,7 +319,7 @@ void kernel_backend::completed(op& o, const o2g_completion& e)
         // connection broke mid-message; ECANCELED: cancelled in the ring.
         if (e.flags & O2G_CQE_REFUSED)
             log_error("o2g refused a receive of %zu bytes posted through its ring: %s%s", o.length,
-                std::strerror(static_cast<int>(e.status)), refusal_hint(static_cast<int>(e.status)));
+                std::strerror(static_cast<int>(e.status)), refusal_hint(static_cast<int>(e.status)).c_str());
         done_.error(o, e.status == EFAULT ? FI_EFAULT
                 : e.status == ECANCELED    ? FI_ECANCELED
                 : e.status == EAGAIN       ? FI_EAGAIN
@@ -416,8 +445,8 @@ ssize_t kernel_backend::post(const recv_request& r)
         ops_.release(o);
         if (e == -EAGAIN)
             return -FI_EAGAIN; // the ring or max_posted is full: progress, then again
-        log_error("o2g refused a receive of %zu bytes: %s%s", o->length, std::strerror(-e), refusal_hint(-e));
-        return e == -EFAULT ? -FI_EFAULT : -FI_EINVAL;
+        log_error("o2g refused a receive of %zu bytes: %s%s", o->length, std::strerror(-e), refusal_hint(-e).c_str());
+        return e == -EFAULT ? -FI_EFAULT : e == -ENOMEM ? -FI_ENOMEM : -FI_EINVAL;
     }
     by_context_[r.context] = o;
     posted_ops_.insert(o);

@@ -67,8 +67,15 @@ public:
     // FI_HASHI_O2G_RING_FIRST (default on): the engine reads the completion
     // ring before epoll while it moves (engine.hpp, ring_first_).
     bool ring_first() const noexcept { return ring_first_; }
+    // Why this process's RLIMIT_MEMLOCK may not let the module pin what
+    // its posted receives can hold ("" when it does: no limit, or room for
+    // max_posted receives of 1 MiB). FI_HASHI_RECV=auto then receives in
+    // user space; kernel goes on with a warning.
+    std::string pin_limit_problem() const;
 
 private:
+    // What to add to a refusal the module gave for a receive's memory.
+    std::string refusal_hint(int err) const;
     // Where a path's stream is read.
     enum class reader : std::uint8_t {
         catch_up_to_attach, // user space, up to a frame boundary, then ATTACH

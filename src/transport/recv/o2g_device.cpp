@@ -55,6 +55,7 @@ o2g_device::o2g_device(const char* path)
     }
     ring_entries_ = info.ring_entries;
     max_posted_ = info.max_posted;
+    memlock_pages_ = info.memlock_pages;
     // Without it every receive is an ioctl: slower, not wrong.
     posts_bytes_ = (O2G_POST_RING_BYTES(info.ring_entries) + 4095) & ~std::size_t {4095};
     posts_ = ::mmap(nullptr, posts_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, O2G_POST_RING_OFFSET);

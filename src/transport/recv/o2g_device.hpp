@@ -59,6 +59,10 @@ public:
     void flush_posts() noexcept;
     std::uint32_t ring_entries() const noexcept { return ring_entries_; }
     std::uint64_t max_posted() const noexcept { return max_posted_; }
+    // Pages this context may pin with the rest of the process's pins
+    // (RLIMIT_MEMLOCK when it opened the device), O2G_MEMLOCK_UNLIMITED
+    // when there is no limit.
+    std::uint64_t memlock_pages() const noexcept { return memlock_pages_; }
 
 private:
     int fd_ = -1;
@@ -68,6 +72,7 @@ private:
     std::size_t posts_bytes_ = 0;
     std::uint32_t ring_entries_ = 0;
     std::uint64_t max_posted_ = 0;
+    std::uint64_t memlock_pages_ = O2G_MEMLOCK_UNLIMITED;
     bool flush_wanted_ = false; // a ring post saw attention: flush_posts() has work
 };
 
