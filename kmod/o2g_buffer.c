@@ -4,34 +4,52 @@
  * socket's skbs and emptied into a receive's pinned pages (any context) or
  * straight to user space (ioctl). The accounting against
  * max_unexpected_bytes is the caller's (o2g_sock.c, o2g_recv.c).
+ *
+ * They are charged to the memory cgroup of the process that opened the
+ * context, wherever they are allocated (the receive softirq runs on behalf
+ * of whoever): bytes a peer sent and the module holds would otherwise
+ * belong to no one once they left the socket's receive queue (which is
+ * charged to the socket's cgroup), and a container's limit would not bound
+ * max_unexpected_bytes times its contexts. Over the limit the allocation
+ * fails and the socket stops, as when max_unexpected_bytes is reached.
  */
 #include <linux/highmem.h>
+#include <linux/memcontrol.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "o2g_context.h"
 
-/* Any context; gfp says whether it may sleep. */
-struct o2g_buffered *o2g_buffered_alloc(u64 length, gfp_t gfp)
+/*
+ * Any context; gfp says whether it may sleep (it must not dip into the
+ * atomic reserves: GFP_ATOMIC would also be charged past the cgroup's
+ * limit). Charged to ctx->memcg.
+ */
+struct o2g_buffered *o2g_buffered_alloc(struct o2g_context *ctx, u64 length, gfp_t gfp)
 {
 	unsigned int npages = DIV_ROUND_UP(length, PAGE_SIZE);
+	struct mem_cgroup *old = set_active_memcg(ctx->memcg);
 	struct o2g_buffered *msg;
 	unsigned int i;
 
-	msg = kzalloc(struct_size(msg, pages, npages), gfp | __GFP_NOWARN);
+	gfp |= __GFP_ACCOUNT | __GFP_NOWARN;
+	msg = kzalloc(struct_size(msg, pages, npages), gfp);
 	if (!msg)
-		return NULL;
+		goto out;
 	for (i = 0; i < npages; i++) {
-		msg->pages[i] = alloc_page(gfp | __GFP_NOWARN);
+		msg->pages[i] = alloc_page(gfp);
 		if (!msg->pages[i]) {
 			msg->npages = i;
 			o2g_buffered_release(msg);
-			return NULL;
+			msg = NULL;
+			goto out;
 		}
 	}
 	msg->npages = npages;
 	msg->node.owner = msg;
+out:
+	set_active_memcg(old);
 	return msg;
 }
 

@@ -164,6 +164,12 @@ struct o2g_context {
 	spinlock_t lock;
 	enum o2g_mode mode;
 	struct mm_struct *mm;	/* the opener's; mmgrab()bed */
+	/*
+	 * The opener's memory cgroup (a reference; NULL without memcg): the
+	 * unexpected buffers, which the receive path allocates in softirq on
+	 * this context's behalf, are charged to it (o2g_buffer.c).
+	 */
+	struct mem_cgroup *memcg;
 
 	struct o2g_matcher engines[2];
 	u64 unexpected_bytes;	/* payload held in o2g_buffered */
@@ -228,7 +234,7 @@ void o2g_recv_refuse(struct o2g_context *ctx, u64 cookie, u32 status);
 void o2g_buffered_free(struct o2g_context *ctx, struct o2g_buffered *msg);
 
 /* o2g_buffer.c */
-struct o2g_buffered *o2g_buffered_alloc(u64 length, gfp_t gfp);
+struct o2g_buffered *o2g_buffered_alloc(struct o2g_context *ctx, u64 length, gfp_t gfp);
 void o2g_buffered_release(struct o2g_buffered *msg);
 void o2g_buffered_fill(struct o2g_buffered *msg, u64 at, const struct sk_buff *skb, int offset,
 		       size_t n);

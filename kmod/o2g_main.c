@@ -9,6 +9,7 @@
 #include <linux/eventfd.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
+#include <linux/memcontrol.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -64,7 +65,7 @@ static int o2g_open(struct inode *inode, struct file *file)
 	/* A context belongs to a process's address space; kernel threads have none. */
 	if (!current->mm)
 		return -EPERM;
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		O2G_COUNT(mem_fail);
 		return -ENOMEM;
@@ -91,6 +92,7 @@ static int o2g_open(struct inode *inode, struct file *file)
 	/* Receive buffers are pinned in this mm only; held until release. */
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
+	ctx->memcg = get_mem_cgroup_from_mm(ctx->mm);
 	/* What its pins may add up to: as RDMA's, the opener's RLIMIT_MEMLOCK. */
 	if (capable(CAP_IPC_LOCK) || rlimit(RLIMIT_MEMLOCK) == RLIM_INFINITY)
 		ctx->pins.memlock_pages = ULONG_MAX;
@@ -120,6 +122,7 @@ static int o2g_release(struct inode *inode, struct file *file)
 	o2g_ring_free(&ctx->ring);
 	if (ctx->eventfd)
 		eventfd_ctx_put(ctx->eventfd);
+	mem_cgroup_put(ctx->memcg);
 	mmdrop(ctx->mm);
 	kfree(ctx);
 	O2G_SUB(contexts, 1);

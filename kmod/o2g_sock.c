@@ -74,11 +74,20 @@ struct o2g_socket {
 	u64 payload_done;
 	struct o2g_recv_slot *target;	/* O2G_RX_TO_RECV */
 	struct o2g_buffered *buffer;	/* O2G_RX_TO_BUFFER */
-	gfp_t gfp;		/* GFP_ATOMIC in the softirq, GFP_KERNEL in the worker */
+	gfp_t gfp;		/* O2G_GFP_SOFTIRQ or O2G_GFP_WORKER: for unexpected buffers */
 	bool ended;		/* the last event was pushed */
 };
 
 #define O2G_RETRY_DELAY (HZ / 100)	/* after a failed allocation */
+/*
+ * Unexpected buffers are charged to the context's memory cgroup
+ * (o2g_buffer.c): in the softirq without the atomic reserves (GFP_ATOMIC
+ * would be charged past the cgroup's limit), in the worker with reclaim
+ * but no OOM kill (the cgroup's limit stops the socket, as
+ * max_unexpected_bytes does, until a receive is posted or memory frees).
+ */
+#define O2G_GFP_SOFTIRQ GFP_NOWAIT
+#define O2G_GFP_WORKER (GFP_KERNEL | __GFP_NORETRY)
 
 static void o2g_sock_schedule(struct o2g_socket *osk, unsigned long delay)
 {
@@ -243,7 +252,7 @@ static bool o2g_sock_dispatch(struct o2g_socket *osk)
 	ctx->unexpected_bytes += payload;
 	spin_unlock_bh(&ctx->lock);
 
-	buffer = o2g_buffered_alloc(payload, osk->gfp);
+	buffer = o2g_buffered_alloc(ctx, payload, osk->gfp);
 	if (!buffer) {
 		O2G_COUNT(mem_fail);
 		spin_lock_bh(&ctx->lock);
@@ -430,7 +439,7 @@ static void o2g_sock_data_ready(struct sock *sk)
 		if (sock_owned_by_user_nocheck(sk))
 			o2g_sock_schedule(osk, 0);
 		else
-			o2g_sock_read(osk, GFP_ATOMIC);
+			o2g_sock_read(osk, O2G_GFP_SOFTIRQ);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -451,7 +460,7 @@ static void o2g_sock_state_change(struct sock *sk)
 		if (sock_owned_by_user_nocheck(sk))
 			o2g_sock_schedule(osk, 0);
 		else
-			o2g_sock_read(osk, GFP_ATOMIC);
+			o2g_sock_read(osk, O2G_GFP_SOFTIRQ);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 }
@@ -462,7 +471,7 @@ static void o2g_sock_rx_work(struct work_struct *work)
 	struct o2g_socket *osk = container_of(to_delayed_work(work), struct o2g_socket, rx_work);
 
 	lock_sock(osk->sk);
-	o2g_sock_read(osk, GFP_KERNEL);
+	o2g_sock_read(osk, O2G_GFP_WORKER);
 	release_sock(osk->sk);
 }
 

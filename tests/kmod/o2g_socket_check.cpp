@@ -26,7 +26,11 @@
 #include <thread>
 #include <fstream>
 #include <linux/capability.h>
+#include <fcntl.h>
+#include <iterator>
 #include <sys/eventfd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/mman.h>
@@ -1761,6 +1765,120 @@ std::string pins_within_memlock()
     return result;
 }
 
+std::string read_text(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        throw test_failure("cannot read " + path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_text(const std::string& path, const std::string& text)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const int e = errno;
+    if (fd >= 0)
+        ::close(fd);
+    if (!ok)
+        throw test_failure("writing '" + text + "' to " + path + ": " + o2g_test::errno_text(e));
+}
+
+// Unexpected payloads the module holds are charged to the memory cgroup of
+// the process that opened the context, although the receive softirq
+// allocates them on nobody's behalf, and that cgroup's limit bounds them:
+// the socket stops there, as at max_unexpected_bytes, and every message is
+// read once receives are posted. (Until 6 Dec they were charged to no one:
+// a container's limit did not bound max_unexpected_bytes times its
+// contexts.) The receiver joins a fresh cgroup only to open the context;
+// the sockets and the sender stay in the root one, so that only the
+// module's buffers show in the new cgroup.
+std::string unexpected_charged_to_memcg()
+{
+    const std::string root = "/sys/fs/cgroup", cg = root + "/o2g-check";
+    if (::access((root + "/cgroup.controllers").c_str(), F_OK) != 0 &&
+        ::mount("none", root.c_str(), "cgroup2", 0, nullptr) != 0)
+        throw test_failure("mounting cgroup2 on " + root + ": " + o2g_test::errno_text(errno));
+    if (read_text(root + "/cgroup.controllers").find("memory") == std::string::npos)
+        throw test_failure("this kernel's cgroup2 has no memory controller");
+    write_text(root + "/cgroup.subtree_control", "+memory");
+    if (::mkdir(cg.c_str(), 0755) != 0 && errno != EEXIST)
+        throw test_failure("mkdir " + cg + ": " + o2g_test::errno_text(errno));
+    auto current = [&] { return std::stoll(read_text(cg + "/memory.current")); };
+
+    constexpr std::size_t n = 64, each = 32 * 1024, batch = n * each; // 2 MiB a batch
+    sender s([](int sock, const auto& wait_go) {
+        for (std::uint64_t round = 0; round < 2; ++round) {
+            wait_go();
+            for (std::size_t i = 0; i < n; ++i)
+                send_frame(sock, frame_type::tagged, 100 * (round + 1) + i, i, payload(100 * (round + 1) + i, each));
+        }
+        wait_go();
+    });
+    std::string result;
+    {
+        write_text(cg + "/cgroup.procs", "0");
+        context ctx;
+        take_over(ctx, s);
+        write_text(root + "/cgroup.procs", "0");
+        const long long c0 = current();
+        s.go();
+        if (!eventually([&] { return ctx.stats().unexpected_bytes == batch; }))
+            throw test_failure("the module holds " + std::to_string(ctx.stats().unexpected_bytes) +
+                " unexpected bytes, sent " + std::to_string(batch));
+        const long long c1 = current();
+        if (c1 - c0 < static_cast<long long>(batch) * 9 / 10)
+            throw test_failure("holding " + std::to_string(batch) + " unexpected bytes moved its opener's cgroup by " +
+                std::to_string(c1 - c0) + " bytes");
+
+        // A limit 256 KiB above what it holds now: the second batch stops there.
+        const long long limit = (c1 + (256 << 10)) & ~4095LL;
+        write_text(cg + "/memory.max", std::to_string(limit));
+        const long long failed0 = counter_now("mem_fail");
+        s.go();
+        if (!eventually([&] { return counter_now("mem_fail") > failed0; }))
+            throw test_failure("no allocation failed under memory.max: the module holds " +
+                std::to_string(ctx.stats().unexpected_bytes) + " bytes");
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        const std::uint64_t held = ctx.stats().unexpected_bytes;
+        if (held >= batch + batch / 2)
+            throw test_failure("the module holds " + std::to_string(held) + " unexpected bytes with its cgroup " +
+                "limited to " + std::to_string(limit - c1) + " bytes above the first batch's");
+
+        // Receives for every message: those held complete at once, the rest
+        // are read from the stopped socket into their buffers.
+        std::vector<std::vector<std::uint8_t>> bufs(2 * n, std::vector<std::uint8_t>(each));
+        std::size_t done = 0;
+        for (std::size_t k = 0; k < 2 * n; ++k) {
+            const std::uint64_t tag = (k < n ? 100 : 200) + k % n;
+            o2g_recv r = make_recv(5000 + k, tag, bufs[k].data(), each);
+            ctx.must(O2G_IOC_POST_RECV, &r, "post");
+            if (r.result == O2G_RESULT_MATCH) {
+                expect_completion(r.done, 5000 + k, tag, k % n, each, each, O2G_CQE_REMOTE_DATA);
+                ++done;
+            }
+        }
+        while (done < 2 * n) {
+            const o2g_completion c = must_complete(ctx, "a message held back by the cgroup's limit");
+            const std::uint64_t k = c.cookie - 5000;
+            expect_completion(c, 5000 + k, (k < n ? 100 : 200) + k % n, k % n, each, each, O2G_CQE_REMOTE_DATA);
+            ++done;
+        }
+        for (std::size_t k = 0; k < 2 * n; ++k)
+            if (auto e = check_bytes(bufs[k].data(), each, (k < n ? 100 : 200) + k % n); !e.empty())
+                throw test_failure("message " + std::to_string(k) + ": " + e);
+        s.go();
+        s.join();
+        result = std::to_string(batch) + " unexpected bytes held moved the opener's cgroup by " +
+            std::to_string(c1 - c0) + " bytes; limited to 256 KiB more, the module held " + std::to_string(held - batch) +
+            " bytes of the second batch's " + std::to_string(batch) + ", and all " + std::to_string(2 * n) +
+            " messages arrived once posted";
+    }
+    write_text(cg + "/memory.max", "max");
+    ::rmdir(cg.c_str());
+    return result;
+}
+
 int run_all()
 {
     const std::pair<const char*, std::string (*)()> scenarios[] = {
@@ -1790,6 +1908,7 @@ int run_all()
         {"large-receives-pin-little", large_receives_pin_little},
         {"pinning-beside-invalidations", pinning_beside_invalidations},
         {"pins-within-memlock", pins_within_memlock},
+        {"unexpected-charged-to-memcg", unexpected_charged_to_memcg},
     };
     int failures = 0;
     for (const auto& [name, run] : scenarios) {
