@@ -74,15 +74,15 @@ fi
 # CAP_IPC_LOCK: root's is dropped for the job): the module's pins count
 # against it, and it is below what max_posted receives may hold. auto
 # receives in user space and says why; kernel goes on, with a warning.
-limited() { # backend name program args...
-    local backend=$1 name=$2
-    shift 2
-    (ulimit -l 8192 && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock -- \
-        timeout 600 mpiexec -n 2 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" -hosts n0,n1 \
-        -genv FI_HASHI_RECV "$backend" "$@") >"$name.out" 2>&1
+limited() { # KiB backend name program args...
+    local kib=$1 backend=$2 name=$3
+    shift 3
+    (ulimit -l "$kib" && exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock -- \
+        timeout "${limited_timeout:-600}" mpiexec -n 2 -launcher exec -launcher-exec "env HASHI_TEST_TEMPLATE_HOST={host}" \
+        -hosts n0,n1 -genv FI_HASHI_RECV "$backend" "$@") >"$name.out" 2>&1
 }
 d0=$(counter delivered)
-limited auto memlock-auto "$work/ring" 5
+limited 8192 auto memlock-auto "$work/ring" 5
 rc=$? d=$(($(counter delivered) - d0))
 if [[ $rc == 0 ]] && grep -q "OK" memlock-auto.out && [[ $d == 0 ]] &&
     grep -q "receiving in user space (FI_HASHI_RECV=auto): the o2g module pins receive buffers against RLIMIT_MEMLOCK" memlock-auto.out; then
@@ -91,7 +91,7 @@ else
     check provider-memlock-auto FAIL "exit $rc, module delivered $d: $(tail -3 memlock-auto.out | tr '\n' ' ')"
 fi
 d0=$(counter delivered)
-limited kernel memlock-kernel "$work/ring" 5
+limited 8192 kernel memlock-kernel "$work/ring" 5
 rc=$? d=$(($(counter delivered) - d0))
 if [[ $rc == 0 ]] && grep -q "OK" memlock-kernel.out && [[ $d -gt 0 ]] &&
     grep -q "warning: FI_HASHI_RECV=kernel: the o2g module pins receive buffers against RLIMIT_MEMLOCK" memlock-kernel.out &&
@@ -99,6 +99,18 @@ if [[ $rc == 0 ]] && grep -q "OK" memlock-kernel.out && [[ $d -gt 0 ]] &&
     check provider-memlock-kernel PASS "ring ran through the module ($d messages) with the warning, module idle after"
 else
     check provider-memlock-kernel FAIL "exit $rc, module delivered $d: $(tail -3 memlock-kernel.out | tr '\n' ' ')"
+fi
+
+# A receive the module refuses for the limit (64 KiB: isort's receives
+# pin up to 1 MiB each) fails the job, naming ulimit -l, and does not hang.
+t0=$(date +%s)
+limited_timeout=120 limited 64 kernel memlock-refused "$work/isort"
+rc=$? t=$(($(date +%s) - t0))
+if [[ $rc != 0 && $rc != 124 ]] && grep -q "count against RLIMIT_MEMLOCK, 64 KiB for this process" memlock-refused.out &&
+    wait_idle; then
+    check provider-memlock-refused PASS "isort failed in $t s (exit $rc): $(grep -o 'o2g refused a receive of [0-9]* bytes[^(]*' memlock-refused.out | head -1)"
+else
+    check provider-memlock-refused FAIL "exit $rc after $t s: $(tail -4 memlock-refused.out | tr '\n' ' ')"
 fi
 
 # kill -9 of a rank while messages flow: nothing left in the module.

@@ -46,4 +46,4 @@ qemu_rc=$vm_qemu_rc
 # shellcheck source=tests/kmod/vm-verdict.sh
 source "$here/vm-verdict.sh"
 vm_verdict o2g-provider-vm "$work" "$qemu_rc" provider-ring provider-pi provider-isort provider-probe_rendezvous hashi-info-module \
-    provider-bad-choice provider-memlock-auto provider-memlock-kernel provider-kill-9
+    provider-bad-choice provider-memlock-auto provider-memlock-kernel provider-memlock-refused provider-kill-9
