@@ -274,16 +274,15 @@ static struct o2g_pin *o2g_pin_lookup(struct o2g_pin_cache *cache, unsigned long
 
 /*
  * Context lock held: moves unused entries, oldest first, to `evicted` until
- * npages more fit the bound or none is left unused (pages in use may go
- * beyond it: see the top of this file).
+ * the cached pages are at most `bound` or none is left unused (pages in use
+ * may go beyond it: see the top of this file).
  */
-static void o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
-			      struct list_head *evicted)
+static void o2g_pin_shrink(struct o2g_pin_cache *cache, unsigned long bound, struct list_head *evicted)
 {
 	struct o2g_pin *pin, *next;
 
 	list_for_each_entry_safe(pin, next, &cache->lru, link) {
-		if (cache->pinned_pages + npages <= o2g_pin_cache_pages)
+		if (cache->pinned_pages <= bound)
 			break;
 		if (pin->refs)
 			continue;
@@ -293,21 +292,11 @@ static void o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
 	}
 }
 
-/*
- * Context lock held: moves every unused entry to `evicted`, so that a pin
- * refused for RLIMIT_MEMLOCK may have what the cache kept.
- */
-static void o2g_pin_evict_unused(struct o2g_pin_cache *cache, struct list_head *evicted)
+/* Context lock held: room for npages more within pin_cache_pages (npages <= it). */
+static void o2g_pin_make_room(struct o2g_pin_cache *cache, unsigned long npages,
+			      struct list_head *evicted)
 {
-	struct o2g_pin *pin, *next;
-
-	list_for_each_entry_safe(pin, next, &cache->lru, link) {
-		if (pin->refs)
-			continue;
-		cache->pinned_pages -= pin->npages;
-		list_move_tail(&pin->link, evicted);
-		O2G_COUNT(cache_evictions);
-	}
+	o2g_pin_shrink(cache, o2g_pin_cache_pages - npages, evicted);
 }
 
 /*
@@ -467,7 +456,7 @@ struct o2g_pin *o2g_pin_get(struct o2g_context *ctx, unsigned long addr, u64 len
 			 * first, and what waits for the reaper goes now.
 			 */
 			evicted_all = true;
-			o2g_pin_evict_unused(cache, &evicted);
+			o2g_pin_shrink(cache, 0, &evicted);
 			list_splice_tail_init(&cache->reap, &evicted);
 			spin_unlock_bh(&ctx->lock);
 			o2g_pin_release_list(ctx, &evicted);

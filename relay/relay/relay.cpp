@@ -27,6 +27,13 @@ namespace hashi::relay {
 
 namespace {
 
+// The relay's clock in nanoseconds, as trunk_pacing counts time.
+std::uint64_t now_ns()
+{
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+}
+
 constexpr std::size_t max_trunk_handshakes = 64; // WAN connections that have not proved the key
 constexpr std::size_t max_greetings = 256; // LAN connections that have not said what they are
 constexpr std::size_t max_pending_pongs = 4096;
@@ -552,9 +559,10 @@ void daemon::pace_trunks()
 
 void daemon::trunk_writing(trunk& t, std::size_t bytes)
 {
-    const auto now = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
-    if (trunk_pacing_.writing(&t, t.fd(), bytes, now)) {
+    if (cfg_.wan_rate == 0) {
+        return; // unpaced: nothing to split, no clock to read per write
+    }
+    if (trunk_pacing_.writing(&t, t.fd(), bytes, now_ns())) {
         pace_trunks();
     }
 }
@@ -565,8 +573,7 @@ void daemon::expire_trunk_pacing()
     if (next == 0) {
         return;
     }
-    const auto now = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+    const std::uint64_t now = now_ns();
     if (now < next) {
         return;
     }
@@ -760,8 +767,7 @@ int daemon::run(int stop_fd)
         // part may come free.
         int wait_ms = 100;
         if (const std::uint64_t next = trunk_pacing_.next_expiry(); next != 0) {
-            const auto now = static_cast<std::uint64_t>(
-                std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count());
+            const std::uint64_t now = now_ns();
             wait_ms = next <= now ? 0 : static_cast<int>(std::min<std::uint64_t>((next - now + 999'999) / 1'000'000, 100));
         }
         loop_.wait(wait_ms);

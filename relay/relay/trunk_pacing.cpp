@@ -19,13 +19,9 @@ bool trunk_pacing::writing(const void* t, int fd, std::size_t bytes, std::uint64
         return false;
     }
     const auto k = key_of(t, fd);
-    if (bytes < bulk_write) {
-        // A small write keeps a sending trunk counted, and starts nothing.
-        bool counted = false;
-        sending_.for_each([&](const fi::sending_sockets::key& s) { counted = counted || s == k; });
-        if (!counted) {
-            return false;
-        }
+    // A small write keeps a sending trunk counted, and starts nothing.
+    if (bytes < bulk_write && !sending_.counts(k)) {
+        return false;
     }
     // The drain estimate wants the payload rate the trunks share.
     return sending_.sent(k, bytes, now_ns, trunk_pacing_rate(wan_rate_, 1));
@@ -33,9 +29,6 @@ bool trunk_pacing::writing(const void* t, int fd, std::size_t bytes, std::uint64
 
 bool trunk_pacing::expire(std::uint64_t now_ns, const std::function<std::size_t(const void* t, int fd)>& unsent)
 {
-    if (sending_.count() == 0) {
-        return false;
-    }
     return sending_.expire(now_ns, trunk_pacing_rate(wan_rate_, 1),
         [&](const fi::sending_sockets::key& k) { return unsent ? unsent(k.owner, k.fd) : 0; });
 }

@@ -58,6 +58,14 @@ public:
     // Forgets a socket at once (its path closed).
     bool forget(key k);
     std::size_t count() const noexcept { return sockets_.size(); }
+    // Is `k` counted as sending?
+    bool counts(key k) const noexcept
+    {
+        for (const auto& s : sockets_)
+            if (s.k == k)
+                return true;
+        return false;
+    }
     // The part of `rate` each sending socket gets (rate when none sends).
     std::uint64_t each(std::uint64_t rate) const noexcept
     {
